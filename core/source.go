@@ -1,0 +1,190 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SourceRef names where an env or reward function comes from, as written in
+// the agentfile: "builtin:NAME", "wasm:PATH" or "grpc:PATH".
+type SourceRef struct {
+	// Scheme is the part before the colon: "builtin", "wasm", "grpc".
+	Scheme string
+	// Path is the part after it: a built-in name, or a file path already
+	// resolved against the agentfile's directory.
+	Path string
+	// Params are passed to the env or reward as-is (env.params).
+	Params map[string]any
+	// Sandbox limits a plugin (ignored by built-ins).
+	Sandbox Sandbox
+	// SHA256, if set, pins the plugin file's hex sha256.
+	SHA256 string
+}
+
+// String returns "scheme:path".
+func (r SourceRef) String() string { return r.Scheme + ":" + r.Path }
+
+// ParseSourceRef splits "scheme:path". It does not resolve paths.
+func ParseSourceRef(s string) (SourceRef, error) {
+	scheme, path, ok := strings.Cut(s, ":")
+	if !ok || scheme == "" || path == "" {
+		return SourceRef{}, fmt.Errorf("source %q: want builtin:NAME, wasm:PATH or grpc:PATH", s)
+	}
+	return SourceRef{Scheme: scheme, Path: path}, nil
+}
+
+// Sandbox limits what a plugin may use.
+type Sandbox struct {
+	// MemoryLimitMiB caps a Wasm instance's linear memory (0: default).
+	MemoryLimitMiB int
+	// CallTimeout bounds one call into the plugin (0: default).
+	CallTimeout time.Duration
+	// ReadOnlyDirs are host directories mounted read-only at the same path.
+	ReadOnlyDirs []string
+}
+
+// EnvSource opens env instances of one loaded task (one per worker).
+type EnvSource interface {
+	// Open returns a fresh instance.
+	Open() (Env, error)
+	// Close releases what the source holds (compiled modules, processes).
+	Close() error
+}
+
+// Loader loads envs and reward functions of one source scheme.
+type Loader interface {
+	LoadEnv(ctx context.Context, ref SourceRef) (EnvSource, error)
+	LoadReward(ctx context.Context, ref SourceRef) (RewardFunc, error)
+}
+
+// EnvFactory makes a built-in env from its params.
+type EnvFactory func(params map[string]any) (Env, error)
+
+// RewardFactory makes a built-in reward function from its params.
+type RewardFactory func(params map[string]any) (RewardFunc, error)
+
+var registry = struct {
+	sync.RWMutex
+	envs    map[string]EnvFactory
+	rewards map[string]RewardFactory
+	loaders map[string]Loader
+}{envs: map[string]EnvFactory{}, rewards: map[string]RewardFactory{}, loaders: map[string]Loader{}}
+
+// RegisterEnv makes a built-in env available as "builtin:NAME". It panics if
+// the name is taken, like database/sql.Register.
+func RegisterEnv(name string, f EnvFactory) {
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.envs[name]; dup {
+		panic("core: RegisterEnv called twice for " + name)
+	}
+	registry.envs[name] = f
+}
+
+// RegisterReward makes a built-in reward available as "builtin:NAME".
+func RegisterReward(name string, f RewardFactory) {
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.rewards[name]; dup {
+		panic("core: RegisterReward called twice for " + name)
+	}
+	registry.rewards[name] = f
+}
+
+// RegisterLoader handles sources of the given scheme (e.g. "wasm").
+func RegisterLoader(scheme string, l Loader) {
+	registry.Lock()
+	defer registry.Unlock()
+	if scheme == "builtin" {
+		panic("core: the builtin scheme is reserved")
+	}
+	if _, dup := registry.loaders[scheme]; dup {
+		panic("core: RegisterLoader called twice for " + scheme)
+	}
+	registry.loaders[scheme] = l
+}
+
+// Builtins returns the registered built-in env and reward names, sorted.
+func Builtins() (envs, rewards []string) {
+	registry.RLock()
+	defer registry.RUnlock()
+	for n := range registry.envs {
+		envs = append(envs, n)
+	}
+	for n := range registry.rewards {
+		rewards = append(rewards, n)
+	}
+	sort.Strings(envs)
+	sort.Strings(rewards)
+	return envs, rewards
+}
+
+type builtinEnvSource struct {
+	f      EnvFactory
+	params map[string]any
+}
+
+func (s builtinEnvSource) Open() (Env, error) { return s.f(s.params) }
+func (builtinEnvSource) Close() error         { return nil }
+
+// LoadEnv resolves ref to an EnvSource through the built-in registry or the
+// loader registered for its scheme.
+func LoadEnv(ctx context.Context, ref SourceRef) (EnvSource, error) {
+	registry.RLock()
+	defer registry.RUnlock()
+	if ref.Scheme == "builtin" {
+		f, ok := registry.envs[ref.Path]
+		if !ok {
+			return nil, fmt.Errorf("env %s: no built-in env %q (have %s)", ref, ref.Path, strings.Join(keys(registry.envs), ", "))
+		}
+		// Open one instance now so bad params fail at load time.
+		e, err := f(ref.Params)
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %w", ref, err)
+		}
+		if err := e.Close(); err != nil {
+			return nil, fmt.Errorf("env %s: %w", ref, err)
+		}
+		return builtinEnvSource{f: f, params: ref.Params}, nil
+	}
+	l, ok := registry.loaders[ref.Scheme]
+	if !ok {
+		return nil, fmt.Errorf("env %s: unknown source scheme %q (have builtin, %s)", ref, ref.Scheme, strings.Join(keys(registry.loaders), ", "))
+	}
+	return l.LoadEnv(ctx, ref)
+}
+
+// LoadReward resolves ref to a RewardFunc.
+func LoadReward(ctx context.Context, ref SourceRef) (RewardFunc, error) {
+	registry.RLock()
+	defer registry.RUnlock()
+	if ref.Scheme == "builtin" {
+		f, ok := registry.rewards[ref.Path]
+		if !ok {
+			return nil, fmt.Errorf("reward %s: no built-in reward %q (have %s)", ref, ref.Path, strings.Join(keys(registry.rewards), ", "))
+		}
+		r, err := f(ref.Params)
+		if err != nil {
+			return nil, fmt.Errorf("reward %s: %w", ref, err)
+		}
+		return r, nil
+	}
+	l, ok := registry.loaders[ref.Scheme]
+	if !ok {
+		return nil, fmt.Errorf("reward %s: unknown source scheme %q (have builtin, %s)", ref, ref.Scheme, strings.Join(keys(registry.loaders), ", "))
+	}
+	return l.LoadReward(ctx, ref)
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
