@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/troupe-dev/troupe/core/agentfile"
+	"github.com/troupe-dev/troupe/core/policy"
+)
+
+// setFlags collects repeated --set key=value flags.
+type setFlags []string
+
+func (s *setFlags) String() string     { return strings.Join(*s, " ") }
+func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+// projectFlags are the flags every project command shares.
+type projectFlags struct {
+	file string
+	sets setFlags
+}
+
+func (p *projectFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&p.file, "f", "agentfile.toml", "the project file")
+	fs.Var(&p.sets, "set", "override a dotted key, e.g. --set reward.weights.speed=0.5 (repeatable)")
+}
+
+// load reads the project file; errors are printed and mapped to exit 2.
+func (p *projectFlags) load(stderr io.Writer) (agentfile.Config, bool) {
+	cfg, err := agentfile.Load(p.file, p.sets...)
+	if err != nil {
+		fmt.Fprintf(stderr, "troupe: %v\n", err)
+		return cfg, false
+	}
+	return cfg, true
+}
+
+// build loads the env, rewards and LLMs. Failures are configuration errors.
+func build(ctx context.Context, cfg agentfile.Config, stderr io.Writer) (*agentfile.Built, bool) {
+	b, err := cfg.Build(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "troupe: %v\n", err)
+		return nil, false
+	}
+	return b, true
+}
+
+// newFlagSet returns a flag set that reports errors to stderr.
+func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: troupe %s\n\nflags:\n", usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args; it returns the exit code to use when ok is false.
+func parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "troupe %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return exitUsage, false
+	}
+	return 0, true
+}
+
+// loadPolicy reads a policy file; an empty path means none.
+func loadPolicy(path string, stderr io.Writer) (*policy.Policy, bool) {
+	if path == "" {
+		return nil, true
+	}
+	if _, err := os.Stat(path); err != nil {
+		fmt.Fprintf(stderr, "troupe: --policy: %v\n", err)
+		return nil, false
+	}
+	p, err := policy.Load(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "troupe: --policy %s: %v\n", path, err)
+		return nil, false
+	}
+	return p, true
+}

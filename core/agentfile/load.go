@@ -1,0 +1,353 @@
+package agentfile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Error is a configuration error. It names where the problem is: the file
+// and line when the decoder or the file's text gives one, and the key.
+type Error struct {
+	File string // the agentfile, or "--set" for a command-line override
+	Line int    // 1-based; 0 when unknown
+	Key  string // dotted key, e.g. "train.group_size"
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Key != "" {
+		fmt.Fprintf(&b, ": %s", e.Key)
+	}
+	fmt.Fprintf(&b, ": %s", e.Msg)
+	return b.String()
+}
+
+// Load reads the agentfile at path, applies overrides ("dotted.key=value",
+// the value written as a TOML value; a bare word is a string), fills
+// defaults and validates the result.
+func Load(path string, overrides ...string) (Config, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, &Error{File: path, Msg: err.Error()}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Config{}, &Error{File: path, Msg: err.Error()}
+	}
+	cfg, err := Parse(path, text, overrides...)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.Path = abs
+	cfg.Dir = filepath.Dir(abs)
+	return cfg, nil
+}
+
+// Parse is Load on text already read; name is used in errors.
+func Parse(name string, text []byte, overrides ...string) (Config, error) {
+	lines := newLineIndex(text)
+	// Pass 1: the file alone, so errors carry the file's lines.
+	probe := Default()
+	md, err := toml.NewDecoder(bytes.NewReader(text)).Decode(&probe)
+	if err != nil {
+		return Config{}, fileDecodeError(name, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0]
+		return Config{}, &Error{File: name, Line: lines.find(k), Key: keyString(k), Msg: "unknown key" + suggest(k)}
+	}
+	// Pass 2: defaults, then the file, then the overrides, as one tree.
+	var tree map[string]any
+	if _, err := toml.Decode(string(text), &tree); err != nil {
+		return Config{}, fileDecodeError(name, err)
+	}
+	for _, o := range overrides {
+		if err := applyOverride(tree, o); err != nil {
+			return Config{}, err
+		}
+	}
+	fillLLMDefaults(tree)
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(tree); err != nil {
+		return Config{}, &Error{File: "--set", Msg: err.Error()}
+	}
+	cfg := Default()
+	md, err = toml.NewDecoder(&buf).Decode(&cfg)
+	if err != nil {
+		return Config{}, overrideDecodeError(err, overrides)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return Config{}, &Error{File: "--set", Key: keyString(und[0]), Msg: "unknown key" + suggest(und[0])}
+	}
+	if len(cfg.LLM) == 0 {
+		cfg.LLM = map[string]LLM{"default": DefaultLLM()}
+	}
+	if verr := cfg.Validate(); verr != nil {
+		var e *Error
+		if errors.As(verr, &e) {
+			e.File = name
+			e.Line = lines.findDotted(e.Key)
+			if e.Line == 0 && overridden(overrides, e.Key) {
+				e.File = "--set"
+			}
+		}
+		return Config{}, verr
+	}
+	return cfg, nil
+}
+
+func fileDecodeError(name string, err error) error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		return &Error{File: name, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
+	}
+	// Type mismatches come as "toml: line N (last key "K"): message".
+	if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &Error{File: name, Line: line, Key: m[2], Msg: m[3]}
+	}
+	return &Error{File: name, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
+}
+
+var typeErrRE = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (.*)$`)
+
+func overrideDecodeError(err error, overrides []string) error {
+	var pe toml.ParseError
+	msg := err.Error()
+	key := ""
+	if errors.As(err, &pe) {
+		msg, key = pe.Message, pe.LastKey
+	} else if m := typeErrRE.FindStringSubmatch(msg); m != nil {
+		msg, key = m[3], m[2]
+	}
+	return &Error{File: "--set", Key: key, Msg: strings.TrimPrefix(msg, "toml: ") + " (in " + strings.Join(overrides, " ") + ")"}
+}
+
+func overridden(overrides []string, key string) bool {
+	for _, o := range overrides {
+		if k, _, _ := strings.Cut(o, "="); strings.TrimSpace(k) == key {
+			return true
+		}
+	}
+	return false
+}
+
+// applyOverride sets one dotted key in tree. Numeric path parts index
+// arrays of tables: "rewards.0.params.bound=3".
+func applyOverride(tree map[string]any, o string) error {
+	key, raw, ok := strings.Cut(o, "=")
+	key = strings.TrimSpace(key)
+	if !ok || key == "" {
+		return &Error{File: "--set", Msg: fmt.Sprintf("%q: want dotted.key=value", o)}
+	}
+	var v struct{ V any }
+	if _, err := toml.Decode("V = "+raw, &v); err != nil {
+		v.V = raw // a bare word is a string
+	}
+	parts := strings.Split(key, ".")
+	var cur any = tree
+	for i, p := range parts {
+		last := i == len(parts)-1
+		switch c := cur.(type) {
+		case map[string]any:
+			if last {
+				c[p] = v.V
+				return nil
+			}
+			next, ok := c[p]
+			if !ok {
+				next = map[string]any{}
+				c[p] = next
+			}
+			cur = next
+		case []map[string]any:
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 0 || n >= len(c) {
+				return &Error{File: "--set", Key: key, Msg: fmt.Sprintf("%q is not an index of the %d entries there", p, len(c))}
+			}
+			if last {
+				return &Error{File: "--set", Key: key, Msg: "cannot replace a whole table entry"}
+			}
+			cur = c[n]
+		default:
+			return &Error{File: "--set", Key: key, Msg: fmt.Sprintf("%s is not a table", strings.Join(parts[:i], "."))}
+		}
+	}
+	return nil
+}
+
+// fillLLMDefaults completes every [llm.NAME] table with DefaultLLM's keys.
+func fillLLMDefaults(tree map[string]any) {
+	var def map[string]any
+	var buf bytes.Buffer
+	_ = toml.NewEncoder(&buf).Encode(DefaultLLM())
+	_, _ = toml.Decode(buf.String(), &def)
+	llms, _ := tree["llm"].(map[string]any)
+	if llms == nil {
+		return
+	}
+	for name, v := range llms {
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		llms[name] = mergeTables(def, m)
+	}
+}
+
+func mergeTables(base, over map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		if bm, ok := out[k].(map[string]any); ok {
+			if om, ok := v.(map[string]any); ok {
+				out[k] = mergeTables(bm, om)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func keyString(k toml.Key) string {
+	parts := make([]string, 0, len(k))
+	for _, p := range k {
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ".")
+}
+
+// suggest names the known keys of the table that holds k.
+func suggest(k toml.Key) string {
+	known := knownKeys[keyString(k[:len(k)-1])]
+	if len(known) == 0 {
+		return ""
+	}
+	return " (known here: " + strings.Join(known, ", ") + ")"
+}
+
+var knownKeys = func() map[string][]string {
+	m := map[string][]string{}
+	add := func(table string, v any) {
+		var buf bytes.Buffer
+		_ = toml.NewEncoder(&buf).Encode(v)
+		var t map[string]any
+		_, _ = toml.Decode(buf.String(), &t)
+		for k := range t {
+			m[table] = append(m[table], k)
+		}
+		sort.Strings(m[table])
+	}
+	d := Default()
+	add("project", d.Project)
+	add("train", d.Train)
+	add("eval", d.Eval)
+	add("budget", d.Budget)
+	add("", map[string]any{"project": 0, "env": 0, "agents": 0, "llm": 0, "rewards": 0, "reward": 0, "budget": 0, "train": 0, "eval": 0})
+	return m
+}()
+
+// lineIndex finds the line of a key in the file's text.
+type lineIndex struct {
+	// entries are (table path with array indexes, key, line).
+	entries []lineEntry
+}
+
+type lineEntry struct {
+	path string // e.g. "train.group_size" or "rewards.1.source"
+	line int
+}
+
+func newLineIndex(text []byte) lineIndex {
+	var idx lineIndex
+	table := ""
+	arrays := map[string]int{}
+	for i, l := range strings.Split(string(text), "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "" || strings.HasPrefix(l, "#"):
+			continue
+		case strings.HasPrefix(l, "[["):
+			name := strings.TrimSpace(strings.Trim(strings.SplitN(l, "]]", 2)[0], "[ "))
+			n := arrays[name]
+			arrays[name] = n + 1
+			table = name + "." + strconv.Itoa(n)
+			idx.entries = append(idx.entries, lineEntry{table, i + 1})
+		case strings.HasPrefix(l, "["):
+			name := strings.TrimSpace(strings.Trim(strings.SplitN(l, "]", 2)[0], "[ "))
+			// A sub-table of the latest array entry: [env.params] needs no
+			// index, but [[rewards]] followed by [rewards.params] does.
+			for arr, n := range arrays {
+				if rest, ok := strings.CutPrefix(name, arr+"."); ok {
+					name = arr + "." + strconv.Itoa(n-1) + "." + rest
+				}
+			}
+			table = name
+			idx.entries = append(idx.entries, lineEntry{table, i + 1})
+		default:
+			k, _, ok := strings.Cut(l, "=")
+			if !ok {
+				continue
+			}
+			k = strings.Trim(strings.TrimSpace(k), `"`)
+			p := k
+			if table != "" {
+				p = table + "." + k
+			}
+			idx.entries = append(idx.entries, lineEntry{p, i + 1})
+		}
+	}
+	return idx
+}
+
+// find returns the line of a decoder key ("rewards", "source" for the
+// second [[rewards]] is reported by the decoder without an index, so the
+// last matching entry is used).
+func (idx lineIndex) find(k toml.Key) int {
+	want := keyString(k)
+	for _, e := range idx.entries {
+		if stripIndexes(e.path) == want {
+			return e.line
+		}
+	}
+	return 0
+}
+
+// findDotted returns the line of a dotted key that may hold array indexes.
+func (idx lineIndex) findDotted(key string) int {
+	for _, e := range idx.entries {
+		if e.path == key {
+			return e.line
+		}
+	}
+	return 0
+}
+
+func stripIndexes(p string) string {
+	parts := strings.Split(p, ".")
+	out := parts[:0]
+	for _, s := range parts {
+		if _, err := strconv.Atoi(s); err == nil {
+			continue
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ".")
+}

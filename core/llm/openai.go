@@ -1,0 +1,502 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"golang.org/x/time/rate"
+
+	"github.com/troupe-dev/troupe/core"
+)
+
+// Defaults of OpenAIConfig.
+const (
+	DefaultBaseURL        = "https://api.openai.com/v1"
+	DefaultAPIKeyEnv      = "OPENAI_API_KEY"
+	DefaultMaxConcurrency = 16
+	DefaultMaxRetries     = 5
+	DefaultTimeout        = 60 * time.Second
+	DefaultBackoffBase    = 500 * time.Millisecond
+	DefaultBackoffMax     = 30 * time.Second
+)
+
+// BackendOpenAI is the Usage.Backend of completions from the openai backend.
+const BackendOpenAI = "openai"
+
+// ErrClosed is returned (wrapped) by Chat after Close.
+var ErrClosed = errors.New("llm backend closed")
+
+// OpenAIConfig configures the openai backend. The zero value of each field
+// means its default; the config holds no secret, so it is safe to print or
+// log (the API key is read from the environment variable it names).
+type OpenAIConfig struct {
+	// BaseURL is the API root, e.g. "http://localhost:8000/v1" for vLLM or
+	// "http://localhost:11434/v1" for Ollama. Default DefaultBaseURL.
+	BaseURL string `toml:"base_url" json:"base_url,omitempty"`
+	// Model is used for requests whose ChatRequest.Model is empty.
+	Model string `toml:"model" json:"model,omitempty"`
+	// APIKeyEnv names the environment variable holding the API key,
+	// default "OPENAI_API_KEY". An empty key is allowed for endpoints other
+	// than DefaultBaseURL (local servers usually need none); no
+	// Authorization header is sent then.
+	APIKeyEnv string `toml:"api_key_env" json:"api_key_env,omitempty"`
+	// MaxConcurrency bounds the HTTP requests in flight, default 16.
+	MaxConcurrency int `toml:"max_concurrency" json:"max_concurrency,omitempty"`
+	// RequestsPerMinute paces request starts (retries included) evenly at
+	// 60/RequestsPerMinute seconds apart; 0 means unlimited.
+	RequestsPerMinute int `toml:"requests_per_minute" json:"requests_per_minute,omitempty"`
+	// TokensPerMinute paces tokens (prompt + completion). Each attempt is
+	// charged an estimate (prompt characters ÷ 4 + max_tokens) before it
+	// is sent, corrected to the reported usage afterwards; 0 = unlimited.
+	TokensPerMinute int `toml:"tokens_per_minute" json:"tokens_per_minute,omitempty"`
+	// MaxRetries caps the retries of one call, default 5; negative means
+	// no retries.
+	MaxRetries int `toml:"max_retries" json:"max_retries,omitempty"`
+	// Timeout bounds each HTTP attempt, default 60s; negative means none
+	// (the caller's context still applies).
+	Timeout time.Duration `toml:"timeout" json:"timeout,omitempty"`
+	// BackoffBase and BackoffMax shape the retry delay: attempt k waits a
+	// uniformly random time in [d/2, d] with d = min(BackoffBase·2^k,
+	// BackoffMax). Defaults 500ms and 30s. A Retry-After (or
+	// retry-after-ms) header replaces the computed delay, honoured up to
+	// max(BackoffMax, 60s).
+	BackoffBase time.Duration `toml:"backoff_base" json:"backoff_base,omitempty"`
+	BackoffMax  time.Duration `toml:"backoff_max" json:"backoff_max,omitempty"`
+}
+
+// WithDefaults returns c with every zero field set to its default.
+func (c OpenAIConfig) WithDefaults() OpenAIConfig {
+	if c.BaseURL == "" {
+		c.BaseURL = DefaultBaseURL
+	}
+	if c.APIKeyEnv == "" {
+		c.APIKeyEnv = DefaultAPIKeyEnv
+	}
+	if c.MaxConcurrency == 0 {
+		c.MaxConcurrency = DefaultMaxConcurrency
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = DefaultMaxRetries
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.BackoffBase == 0 {
+		c.BackoffBase = DefaultBackoffBase
+	}
+	if c.BackoffMax == 0 {
+		c.BackoffMax = DefaultBackoffMax
+	}
+	return c
+}
+
+// Validate reports the first impossible value, naming its agentfile key.
+func (c OpenAIConfig) Validate() error {
+	switch {
+	case c.MaxConcurrency < 0:
+		return fmt.Errorf("openai config: max_concurrency must be >= 0, got %d", c.MaxConcurrency)
+	case c.RequestsPerMinute < 0:
+		return fmt.Errorf("openai config: requests_per_minute must be >= 0, got %d", c.RequestsPerMinute)
+	case c.TokensPerMinute < 0:
+		return fmt.Errorf("openai config: tokens_per_minute must be >= 0, got %d", c.TokensPerMinute)
+	case c.BackoffBase < 0:
+		return fmt.Errorf("openai config: backoff_base must be >= 0, got %s", c.BackoffBase)
+	case c.BackoffMax < 0:
+		return fmt.Errorf("openai config: backoff_max must be >= 0, got %s", c.BackoffMax)
+	case c.BackoffBase > 0 && c.BackoffMax > 0 && c.BackoffMax < c.BackoffBase:
+		return fmt.Errorf("openai config: backoff_max (%s) is below backoff_base (%s)", c.BackoffMax, c.BackoffBase)
+	}
+	if c.BaseURL != "" && !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
+		return fmt.Errorf("openai config: base_url %q must start with http:// or https://", c.BaseURL)
+	}
+	return nil
+}
+
+// OpenAI is a core.LLM backed by an OpenAI-compatible chat-completions
+// endpoint. It is safe for concurrent use. See the package documentation
+// for retries, limits and accounting.
+type OpenAI struct {
+	cfg       OpenAIConfig
+	endpoint  string
+	key       string // only for redaction; never printed
+	client    *openai.Client
+	transport *http.Transport
+	sem       chan struct{}
+	rpm       *rate.Limiter // nil: unlimited
+	tpm       *tokenBucket  // nil: unlimited
+	acc       Accounting
+
+	closeCtx context.Context
+	closeFn  context.CancelFunc
+	mu       sync.Mutex
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+// NewOpenAI returns an openai backend. It applies the defaults, validates
+// cfg and reads the API key from the environment variable cfg.APIKeyEnv
+// once; the key appears in no error, log line or String output.
+func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	key := os.Getenv(cfg.APIKeyEnv)
+	if key == "" && strings.TrimRight(cfg.BaseURL, "/") == DefaultBaseURL {
+		return nil, fmt.Errorf("openai: $%s is empty; %s needs an API key (or set base_url to a local server)", cfg.APIKeyEnv, DefaultBaseURL)
+	}
+	transport := newTransport(cfg.MaxConcurrency)
+	oc := openai.DefaultConfig(key)
+	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	oc.HTTPClient = &http.Client{Transport: drainingTransport{transport}}
+	o := &OpenAI{
+		cfg:       cfg,
+		endpoint:  oc.BaseURL + "/chat/completions",
+		key:       key,
+		client:    openai.NewClientWithConfig(oc),
+		transport: transport,
+		sem:       make(chan struct{}, cfg.MaxConcurrency),
+	}
+	if cfg.RequestsPerMinute > 0 {
+		o.rpm = rate.NewLimiter(rate.Limit(float64(cfg.RequestsPerMinute)/60), 1)
+	}
+	if cfg.TokensPerMinute > 0 {
+		o.tpm = newTokenBucket(cfg.TokensPerMinute, time.Now)
+	}
+	o.closeCtx, o.closeFn = context.WithCancel(context.Background())
+	return o, nil
+}
+
+// newTransport returns an HTTP transport that keeps one idle keep-alive
+// connection per concurrent request, so that up to n requests in flight
+// reuse their connections instead of redialling.
+func newTransport(n int) *http.Transport {
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   30 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          n,
+		MaxIdleConnsPerHost:   n,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// drainingTransport reads what is left of a response body (up to 64 KiB)
+// before closing it, so that the keep-alive connection returns to the pool
+// even when the JSON decoder stopped before EOF.
+type drainingTransport struct{ rt http.RoundTripper }
+
+func (d drainingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := d.rt.RoundTrip(r)
+	if err == nil && resp.Body != nil {
+		resp.Body = drainingBody{resp.Body}
+	}
+	return resp, err
+}
+
+type drainingBody struct{ io.ReadCloser }
+
+func (b drainingBody) Close() error {
+	_, _ = io.Copy(io.Discard, io.LimitReader(b.ReadCloser, 64<<10))
+	return b.ReadCloser.Close()
+}
+
+// String describes the backend without its key.
+func (o *OpenAI) String() string {
+	return fmt.Sprintf("openai(base_url=%s model=%s max_concurrency=%d)", o.cfg.BaseURL, o.cfg.Model, o.cfg.MaxConcurrency)
+}
+
+// GoString is String, so that %#v cannot print the key either.
+func (o *OpenAI) GoString() string { return o.String() }
+
+// Config returns the effective configuration (defaults applied).
+func (o *OpenAI) Config() OpenAIConfig { return o.cfg }
+
+// Endpoint returns the chat-completions URL the backend posts to.
+func (o *OpenAI) Endpoint() string { return o.endpoint }
+
+// Accounting returns the backend's running totals.
+func (o *OpenAI) Accounting() *Accounting { return &o.acc }
+
+// Close ends every call in flight (they return errors wrapping ErrClosed),
+// waits for them to return, and closes idle connections. Later calls fail
+// with ErrClosed. Close is idempotent.
+func (o *OpenAI) Close() error {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return nil
+	}
+	o.closed = true
+	o.mu.Unlock()
+	o.closeFn()
+	o.wg.Wait()
+	o.transport.CloseIdleConnections()
+	return nil
+}
+
+func (o *OpenAI) begin() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return false
+	}
+	o.wg.Add(1)
+	return true
+}
+
+// CallError is the error of a failed Chat call of the openai backend.
+// Its message never contains the API key.
+type CallError struct {
+	// Endpoint is the URL posted to.
+	Endpoint string
+	// Status is the HTTP status of the last attempt (0 if none arrived).
+	Status int
+	// Attempts is the number of HTTP attempts made.
+	Attempts int
+	// Retryable reports whether the last error was of a retryable kind
+	// (so the call failed because the retry cap was reached).
+	Retryable bool
+	msg       string
+	cause     error // context errors and ErrClosed only
+}
+
+func (e *CallError) Error() string {
+	s := "openai: POST " + e.Endpoint + ": " + e.msg
+	switch {
+	case e.Retryable && e.Attempts > 1:
+		s += fmt.Sprintf(" (gave up after %d attempts)", e.Attempts)
+	case e.Attempts > 1:
+		s += fmt.Sprintf(" (after %d attempts)", e.Attempts)
+	}
+	return s
+}
+
+// Unwrap returns context.Canceled, context.DeadlineExceeded or ErrClosed
+// when the call ended for that reason, else nil.
+func (e *CallError) Unwrap() error { return e.cause }
+
+// attemptError is one failed attempt, classified.
+type attemptError struct {
+	status     int
+	retryable  bool
+	retryAfter time.Duration
+	msg        string
+	cause      error
+	// stage names what the call was waiting for when its context ended
+	// ("" = the HTTP request was in flight).
+	stage string
+}
+
+// Chat sends one chat completion. It waits for a concurrency slot and the
+// rate limits, retries what is retryable, and returns the first choice's
+// text with Usage{prompt and completion tokens from the response, Latency
+// = wall time of the whole call including queueing and retries, Backend
+// "openai"}.
+func (o *OpenAI) Chat(ctx context.Context, req core.ChatRequest) (core.ChatResponse, error) {
+	if !o.begin() {
+		return core.ChatResponse{}, &CallError{Endpoint: o.endpoint, msg: ErrClosed.Error(), cause: ErrClosed}
+	}
+	defer o.wg.Done()
+	start := time.Now()
+	callerCtx := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(o.closeCtx, cancel)
+	defer stop()
+
+	oreq, err := o.buildRequest(req)
+	if err != nil {
+		o.acc.RecordFailure(req.Agent, 0)
+		return core.ChatResponse{}, &CallError{Endpoint: o.endpoint, msg: err.Error()}
+	}
+	estimate := estimatePromptTokens(req.Messages) + max(req.MaxTokens, 0)
+	maxRetries := max(o.cfg.MaxRetries, 0)
+	for attempt := 0; ; attempt++ {
+		resp, aerr := o.attempt(ctx, oreq, estimate)
+		if aerr == nil {
+			text := resp.Choices[0].Message.Content
+			u := core.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens, Backend: BackendOpenAI}
+			estimated := u.PromptTokens == 0 && u.CompletionTokens == 0
+			if estimated {
+				u.PromptTokens = estimatePromptTokens(req.Messages)
+				u.CompletionTokens = estimateTokens(text)
+			}
+			if o.tpm != nil {
+				o.tpm.adjust(u.Tokens() - estimate)
+			}
+			u.Latency = time.Since(start)
+			o.acc.RecordCall(req.Agent, u, attempt, estimated)
+			return core.ChatResponse{Text: text, Usage: u}, nil
+		}
+		if ctx.Err() != nil && aerr.cause == nil {
+			aerr.cause = o.stopCause(callerCtx)
+			stage := aerr.stage
+			if stage == "" {
+				stage = "the request was in flight"
+			}
+			aerr.msg = aerr.cause.Error() + " while " + stage
+			aerr.retryable = false
+		}
+		if !aerr.retryable || attempt >= maxRetries {
+			o.acc.RecordFailure(req.Agent, attempt)
+			return core.ChatResponse{}, &CallError{
+				Endpoint: o.endpoint, Status: aerr.status, Attempts: attempt + 1,
+				Retryable: aerr.retryable, msg: o.redact(aerr.msg), cause: aerr.cause,
+			}
+		}
+		if err := sleepCtx(ctx, o.backoff(attempt, aerr.retryAfter)); err != nil {
+			cause := o.stopCause(callerCtx)
+			o.acc.RecordFailure(req.Agent, attempt)
+			return core.ChatResponse{}, &CallError{
+				Endpoint: o.endpoint, Status: aerr.status, Attempts: attempt + 1,
+				msg: cause.Error() + " while waiting to retry after: " + o.redact(aerr.msg), cause: cause,
+			}
+		}
+	}
+}
+
+// stopCause says why the call's context ended: the caller's context, or
+// Close.
+func (o *OpenAI) stopCause(callerCtx context.Context) error {
+	if err := callerCtx.Err(); err != nil {
+		return err
+	}
+	return ErrClosed
+}
+
+// attempt makes one HTTP attempt under the concurrency and rate limits.
+func (o *OpenAI) attempt(ctx context.Context, oreq openai.ChatCompletionRequest, estimate int) (openai.ChatCompletionResponse, *attemptError) {
+	select {
+	case o.sem <- struct{}{}:
+	case <-ctx.Done():
+		return openai.ChatCompletionResponse{}, &attemptError{stage: "waiting for a concurrency slot"}
+	}
+	defer func() { <-o.sem }()
+	if o.rpm != nil {
+		if err := o.rpm.Wait(ctx); err != nil {
+			if ctx.Err() != nil {
+				return openai.ChatCompletionResponse{}, &attemptError{stage: "waiting for the requests_per_minute limit"}
+			}
+			// The wait would outlast the caller's deadline.
+			return openai.ChatCompletionResponse{}, &attemptError{msg: "requests_per_minute limit: " + err.Error(), cause: context.DeadlineExceeded}
+		}
+	}
+	if o.tpm != nil {
+		if err := sleepCtx(ctx, o.tpm.reserve(estimate)); err != nil {
+			o.tpm.adjust(-estimate)
+			return openai.ChatCompletionResponse{}, &attemptError{stage: "waiting for the tokens_per_minute limit"}
+		}
+	}
+	callCtx, cancel := ctx, context.CancelFunc(func() {})
+	if o.cfg.Timeout > 0 {
+		callCtx, cancel = context.WithTimeout(ctx, o.cfg.Timeout)
+	}
+	defer cancel()
+	resp, err := o.client.CreateChatCompletion(callCtx, oreq)
+	if err == nil && len(resp.Choices) == 0 {
+		err = errNoChoices
+	}
+	if err != nil && o.tpm != nil {
+		o.tpm.adjust(-estimate)
+	}
+	if err == nil {
+		return resp, nil
+	}
+	if ctx.Err() != nil {
+		return resp, &attemptError{} // message and cause filled in by Chat
+	}
+	if callCtx.Err() != nil {
+		return resp, &attemptError{retryable: true, msg: fmt.Sprintf("timed out after %s", o.cfg.Timeout)}
+	}
+	return resp, classify(err, resp.Header(), time.Now())
+}
+
+var errNoChoices = errors.New("response has no choices")
+
+// redact removes the API key from s.
+func (o *OpenAI) redact(s string) string {
+	if o.key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, o.key, "[redacted]")
+}
+
+// backoff returns the delay before retry number attempt+1.
+func (o *OpenAI) backoff(attempt int, retryAfter time.Duration) time.Duration {
+	return backoffDelay(o.cfg.BackoffBase, o.cfg.BackoffMax, attempt, retryAfter, randInt64N)
+}
+
+// buildRequest maps a core.ChatRequest to go-openai's request.
+func (o *OpenAI) buildRequest(req core.ChatRequest) (openai.ChatCompletionRequest, error) {
+	model := req.Model
+	if model == "" {
+		model = o.cfg.Model
+	}
+	if model == "" {
+		return openai.ChatCompletionRequest{}, errors.New("no model: set model in the llm config or ChatRequest.Model")
+	}
+	if len(req.Messages) == 0 {
+		return openai.ChatCompletionRequest{}, fmt.Errorf("agent %d decision %q: request has no messages", req.Agent, req.Decision)
+	}
+	if req.MaxTokens < 0 {
+		return openai.ChatCompletionRequest{}, fmt.Errorf("agent %d decision %q: negative max_tokens %d", req.Agent, req.Decision, req.MaxTokens)
+	}
+	if math.IsNaN(req.Temperature) || req.Temperature < 0 || req.Temperature > 2 {
+		return openai.ChatCompletionRequest{}, fmt.Errorf("agent %d decision %q: temperature %v outside [0, 2]", req.Agent, req.Decision, req.Temperature)
+	}
+	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		switch m.Role {
+		case "system", "user", "assistant":
+		default:
+			return openai.ChatCompletionRequest{}, fmt.Errorf("agent %d decision %q: message %d has role %q, want system, user or assistant", req.Agent, req.Decision, i, m.Role)
+		}
+		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
+	}
+	r := openai.ChatCompletionRequest{
+		Model:       model,
+		Messages:    msgs,
+		MaxTokens:   req.MaxTokens,
+		Temperature: float32(req.Temperature),
+		Stop:        req.Stop,
+	}
+	// go-openai omits a zero temperature, which servers read as their
+	// default (1.0); the smallest positive float32 is greedy everywhere.
+	if r.Temperature == 0 {
+		r.Temperature = math.SmallestNonzeroFloat32
+	}
+	if req.Seed != 0 {
+		// Many servers (llama.cpp) hold the seed in 32 bits.
+		s := int(req.Seed % (1 << 31))
+		r.Seed = &s
+	}
+	if err := openai.NewReasoningValidator().Validate(r); err != nil {
+		// Reasoning models take max_completion_tokens and a fixed
+		// temperature.
+		r.MaxCompletionTokens, r.MaxTokens = r.MaxTokens, 0
+		r.Temperature = 0
+		if err := openai.NewReasoningValidator().Validate(r); err != nil {
+			return openai.ChatCompletionRequest{}, fmt.Errorf("model %q: %w", model, err)
+		}
+	}
+	return r, nil
+}
+
+// DefaultModel returns the configured model.
+func (o *OpenAI) DefaultModel() string { return o.cfg.Model }

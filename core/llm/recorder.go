@@ -1,0 +1,304 @@
+package llm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/troupe-dev/troupe/core"
+)
+
+// RecordMode selects what a Recorder does.
+type RecordMode string
+
+// Recorder modes.
+const (
+	// ModeRecord calls the inner backend for every request and writes the
+	// completion, replacing an earlier recording of the same key.
+	ModeRecord RecordMode = "record"
+	// ModeReplay answers only from recordings; a miss is an error naming
+	// the key. The inner backend is never called (it may be nil).
+	ModeReplay RecordMode = "replay"
+	// ModeAuto replays what is recorded and records what is not.
+	ModeAuto RecordMode = "auto"
+)
+
+// ReplayPrefix prefixes the Usage.Backend of replayed completions, e.g.
+// "replay:openai".
+const ReplayPrefix = "replay:"
+
+// recordFormat versions the key derivation and the file layout.
+const recordFormat = 1
+
+// ErrNotRecorded is wrapped by the error a replaying Recorder returns on a
+// miss.
+var ErrNotRecorded = errors.New("no recording")
+
+// Recorder is a core.LLM that records completions of an inner backend in a
+// directory, one JSON file per request key, and replays them offline and
+// bit-identically (same text, same token counts, same latency). It is safe
+// for concurrent use; concurrent calls with the same key make one inner
+// call.
+type Recorder struct {
+	inner core.LLM
+	dir   string
+	mode  RecordMode
+
+	mu       sync.Mutex
+	inflight map[string]*flight
+
+	hits, misses, recorded atomic.Int64
+}
+
+type flight struct {
+	done chan struct{}
+	resp core.ChatResponse
+	err  error
+}
+
+// Recording is the content of one recording file, <dir>/<key>.json.
+type Recording struct {
+	Format  int        `json:"format"`
+	Key     string     `json:"key"`
+	Request KeyRequest `json:"request"`
+	Text    string     `json:"text"`
+	// Usage is the inner backend's usage, Backend included (e.g. "openai").
+	Usage core.Usage `json:"usage"`
+}
+
+// KeyRequest is the part of a ChatRequest that identifies a completion:
+// what an endpoint sees. Agent, Decision and Tier are not part of it.
+type KeyRequest struct {
+	Model       string         `json:"model"`
+	Messages    []core.Message `json:"messages"`
+	MaxTokens   int            `json:"max_tokens"`
+	Temperature float64        `json:"temperature"`
+	Stop        []string       `json:"stop"`
+	Seed        uint64         `json:"seed"`
+}
+
+// NewKeyRequest extracts the keyed fields of req, with nil slices as empty.
+func NewKeyRequest(req core.ChatRequest) KeyRequest {
+	k := KeyRequest{Model: req.Model, Messages: req.Messages, MaxTokens: req.MaxTokens,
+		Temperature: req.Temperature, Stop: req.Stop, Seed: req.Seed}
+	if k.Messages == nil {
+		k.Messages = []core.Message{}
+	}
+	if k.Stop == nil {
+		k.Stop = []string{}
+	}
+	return k
+}
+
+// RequestKey returns the hex sha256 of the canonical JSON of req's keyed
+// fields (model, messages, max_tokens, temperature, stop, seed — in that
+// order, encoding/json encoding, prefixed by a format line). The model is
+// taken as given: set ChatRequest.Model, since a default model inside the
+// backend is invisible to the key.
+func RequestKey(req core.ChatRequest) string {
+	b, err := json.Marshal(NewKeyRequest(req))
+	if err != nil {
+		// Only NaN or ±Inf temperatures fail to encode; key them apart.
+		b = fmt.Appendf(nil, "%#v", NewKeyRequest(req))
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "troupe-llm-record-v%d\n", recordFormat)
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// NewRecorder returns a Recorder over inner storing files in dir. Record
+// and auto modes create dir if needed and need an inner backend; replay
+// mode needs dir to exist.
+func NewRecorder(inner core.LLM, dir string, mode RecordMode) (*Recorder, error) {
+	if dir == "" {
+		return nil, errors.New("recorder: empty directory")
+	}
+	switch mode {
+	case ModeRecord, ModeAuto:
+		if inner == nil {
+			return nil, fmt.Errorf("recorder: mode %q needs an inner backend", mode)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("recorder: %w", err)
+		}
+	case ModeReplay:
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return nil, fmt.Errorf("recorder: replay directory: %w", err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("recorder: replay directory %s is not a directory", dir)
+		}
+	default:
+		return nil, fmt.Errorf("recorder: unknown mode %q (want record, replay or auto)", mode)
+	}
+	return &Recorder{inner: inner, dir: dir, mode: mode, inflight: map[string]*flight{}}, nil
+}
+
+// RecorderStats counts what a Recorder did.
+type RecorderStats struct {
+	// Hits are completions answered from a recording.
+	Hits int `json:"hits"`
+	// Misses are requests with no recording (errors in replay mode).
+	Misses int `json:"misses"`
+	// Recorded are completions written to disk.
+	Recorded int `json:"recorded"`
+}
+
+// Stats returns the recorder's counters.
+func (r *Recorder) Stats() RecorderStats {
+	return RecorderStats{Hits: int(r.hits.Load()), Misses: int(r.misses.Load()), Recorded: int(r.recorded.Load())}
+}
+
+// Path returns the file that holds (or would hold) the recording of key.
+func (r *Recorder) Path(key string) string { return filepath.Join(r.dir, key+".json") }
+
+// String names the recorder, its mode and directory.
+func (r *Recorder) String() string {
+	return fmt.Sprintf("recorder(mode=%s dir=%s inner=%v)", r.mode, r.dir, r.inner)
+}
+
+// Close closes the inner backend if it is an io.Closer.
+func (r *Recorder) Close() error {
+	if c, ok := r.inner.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// Chat answers req from its recording or the inner backend, by mode.
+// Replayed completions carry the recorded Usage with Backend
+// "replay:<original backend>"; fresh ones the inner backend's Usage.
+func (r *Recorder) Chat(ctx context.Context, req core.ChatRequest) (core.ChatResponse, error) {
+	key := RequestKey(req)
+	if r.mode != ModeRecord {
+		rec, err := r.read(key)
+		switch {
+		case err == nil:
+			r.hits.Add(1)
+			return replayed(rec), nil
+		case !errors.Is(err, os.ErrNotExist):
+			return core.ChatResponse{}, err
+		}
+		if r.mode == ModeReplay {
+			r.misses.Add(1)
+			return core.ChatResponse{}, fmt.Errorf("recorder: replay: %w for key %s (agent %d, decision %q, model %q) in %s",
+				ErrNotRecorded, key, req.Agent, req.Decision, req.Model, r.dir)
+		}
+		r.misses.Add(1)
+	}
+	for {
+		r.mu.Lock()
+		if f := r.inflight[key]; f != nil {
+			r.mu.Unlock()
+			select {
+			case <-f.done:
+			case <-ctx.Done():
+				return core.ChatResponse{}, fmt.Errorf("recorder: %w", ctx.Err())
+			}
+			// A leader stopped by its own context does not speak for us.
+			if f.err != nil && (errors.Is(f.err, context.Canceled) || errors.Is(f.err, context.DeadlineExceeded)) && ctx.Err() == nil {
+				continue
+			}
+			return f.resp, f.err
+		}
+		f := &flight{done: make(chan struct{})}
+		r.inflight[key] = f
+		r.mu.Unlock()
+		f.resp, f.err = r.callAndWrite(ctx, key, req)
+		r.mu.Lock()
+		delete(r.inflight, key)
+		r.mu.Unlock()
+		close(f.done)
+		return f.resp, f.err
+	}
+}
+
+func (r *Recorder) callAndWrite(ctx context.Context, key string, req core.ChatRequest) (core.ChatResponse, error) {
+	if r.mode == ModeAuto {
+		// Another call may have recorded key since our first look.
+		if rec, err := r.read(key); err == nil {
+			return replayed(rec), nil
+		}
+	}
+	resp, err := r.inner.Chat(ctx, req)
+	if err != nil {
+		return resp, err
+	}
+	rec := Recording{Format: recordFormat, Key: key, Request: NewKeyRequest(req), Text: resp.Text, Usage: resp.Usage}
+	if err := r.write(rec); err != nil {
+		return core.ChatResponse{}, err
+	}
+	r.recorded.Add(1)
+	return resp, nil
+}
+
+func replayed(rec Recording) core.ChatResponse {
+	u := rec.Usage
+	if !strings.HasPrefix(u.Backend, ReplayPrefix) {
+		u.Backend = ReplayPrefix + u.Backend
+	}
+	return core.ChatResponse{Text: rec.Text, Usage: u}
+}
+
+func (r *Recorder) read(key string) (Recording, error) {
+	path := r.Path(key)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return Recording{}, err
+		}
+		return Recording{}, fmt.Errorf("recorder: %w", err)
+	}
+	var rec Recording
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return Recording{}, fmt.Errorf("recorder: %s: %w", path, err)
+	}
+	if rec.Format != recordFormat {
+		return Recording{}, fmt.Errorf("recorder: %s: format %d, want %d", path, rec.Format, recordFormat)
+	}
+	if rec.Key != key {
+		return Recording{}, fmt.Errorf("recorder: %s: holds key %s, want %s", path, rec.Key, key)
+	}
+	return rec, nil
+}
+
+// write stores rec atomically: a temporary file in the same directory,
+// synced, then renamed over the final name.
+func (r *Recorder) write(rec Recording) error {
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("recorder: encode %s: %w", rec.Key, err)
+	}
+	b = append(b, '\n')
+	f, err := os.CreateTemp(r.dir, ".rec-*.tmp")
+	if err != nil {
+		return fmt.Errorf("recorder: %w", err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(b)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, r.Path(rec.Key))
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("recorder: write %s: %w", r.Path(rec.Key), werr)
+	}
+	return nil
+}

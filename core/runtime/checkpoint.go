@@ -1,0 +1,121 @@
+package runtime
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// checkpointState is checkpoint/state.json. It is written last, atomically,
+// and names the optimizer file it belongs to, so a crash at any moment
+// leaves either the old or the new checkpoint, never a mix.
+type checkpointState struct {
+	Iteration int    `json:"iteration"`
+	EnvSteps  int64  `json:"env_steps"`
+	Optimizer string `json:"optimizer"`
+	Env       string `json:"env"`
+}
+
+func (t *Trainer) saveCheckpoint(out string) error {
+	dir := filepath.Join(out, "checkpoint")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("optimizer-%06d.safetensors", t.iter)
+	if err := t.opt.Save(filepath.Join(dir, name)); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	st, _ := json.MarshalIndent(checkpointState{Iteration: t.iter, EnvSteps: t.envSteps, Optimizer: name, Env: t.spec.Name}, "", "  ")
+	if err := writeFileAtomic(filepath.Join(dir, "state.json"), append(st, '\n')); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	// Older optimizer files are no longer referenced.
+	old, _ := filepath.Glob(filepath.Join(dir, "optimizer-*.safetensors"))
+	for _, f := range old {
+		if filepath.Base(f) != name {
+			_ = os.Remove(f)
+		}
+	}
+	return nil
+}
+
+func (t *Trainer) loadCheckpoint(out string) error {
+	dir := filepath.Join(out, "checkpoint")
+	raw, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil {
+		return fmt.Errorf("resume: %w (is %s a run directory with a checkpoint?)", err, out)
+	}
+	var st checkpointState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return fmt.Errorf("resume: %s: %w", filepath.Join(dir, "state.json"), err)
+	}
+	if st.Env != t.spec.Name {
+		return fmt.Errorf("resume: the checkpoint is of env %q, the configuration loads %q", st.Env, t.spec.Name)
+	}
+	if err := t.opt.Load(filepath.Join(dir, st.Optimizer)); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	t.iter, t.envSteps = st.Iteration, st.EnvSteps
+	return truncateLines(filepath.Join(out, "metrics.jsonl"), st.Iteration)
+}
+
+// truncateLines keeps the first n lines of a file (the metrics of the
+// checkpointed iterations), atomically.
+func truncateLines(path string, n int) error {
+	raw, err := os.ReadFile(path)
+	if os.IsNotExist(err) && n == 0 {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	var keep bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for i := 0; i < n && sc.Scan(); i++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			i--
+			continue
+		}
+		keep.WriteString(sc.Text())
+		keep.WriteByte('\n')
+	}
+	return writeFileAtomic(path, keep.Bytes())
+}
+
+// writeFileAtomic writes data to a temporary file in the same directory,
+// syncs it and renames it over path.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

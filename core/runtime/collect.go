@@ -1,0 +1,184 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/troupe-dev/troupe/core"
+)
+
+// job is one episode to play: the task (env seed) and the rollout (the
+// sampling seed). idx is its place in the results.
+type job struct {
+	idx           int
+	task, rollout uint64
+}
+
+// pool is a set of workers, one env instance each.
+type pool struct {
+	setup   *Setup
+	workers []*worker
+}
+
+func newPool(s *Setup, n int) (*pool, error) {
+	p := &pool{setup: s}
+	for i := 0; i < n; i++ {
+		w, err := newWorker(s)
+		if err != nil {
+			p.close()
+			return nil, fmt.Errorf("opening env for worker %d: %w", i, err)
+		}
+		p.workers = append(p.workers, w)
+	}
+	return p, nil
+}
+
+func (p *pool) close() {
+	for _, w := range p.workers {
+		w.close()
+	}
+}
+
+// play runs the jobs on the workers and returns the scored results in job
+// order, so the outcome does not depend on the number of workers.
+func (p *pool) play(ctx context.Context, jobs []job, mkActor func(w *worker) (actor, error), record bool) ([]EpisodeResult, error) {
+	results := make([]EpisodeResult, len(jobs))
+	ch := make(chan job)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for _, w := range p.workers {
+		wg.Add(1)
+		go func(w *worker) {
+			defer wg.Done()
+			for j := range ch {
+				a, err := mkActor(w)
+				var res EpisodeResult
+				if err != nil {
+					res = EpisodeResult{Failed: true, Reason: err.Error()}
+					res.Episode.Env, res.Episode.Seed = w.spec.Name, j.task
+				} else {
+					res, err = w.run(ctx, j.task, j.rollout, a, record, nil)
+					if err != nil {
+						mu.Lock()
+						if firstErr == nil {
+							firstErr = err
+						}
+						mu.Unlock()
+						continue
+					}
+				}
+				p.setup.score(&res)
+				results[j.idx] = res
+			}
+		}(w)
+	}
+	for _, j := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// score fills the reward, its components and metrics. A reward function
+// that fails marks the episode failed with its reason.
+func (s *Setup) score(res *EpisodeResult) {
+	res.Components = map[string]float64{}
+	res.Metrics = map[string]float64{}
+	for k, v := range res.Episode.Metrics {
+		res.Metrics[k] = v
+	}
+	if res.Failed {
+		return
+	}
+	for _, r := range s.Rewards {
+		c, m, err := r.Score(&res.Episode)
+		if err != nil {
+			res.Failed, res.Reason = true, fmt.Sprintf("reward %s: %v", r.Name(), err)
+			return
+		}
+		for k, v := range c {
+			res.Components[k] = v
+		}
+		for k, v := range m {
+			res.Metrics[k] = v
+		}
+	}
+	res.Reward = 0
+	for k, w := range s.Weights {
+		res.Reward += w * res.Components[k]
+	}
+}
+
+// failureSummary groups failure reasons with counts, most frequent first.
+func failureSummary(results []EpisodeResult) string {
+	counts := map[string]int{}
+	for _, r := range results {
+		if r.Failed {
+			counts[r.Reason]++
+		}
+	}
+	type kv struct {
+		k string
+		n int
+	}
+	var list []kv
+	for k, n := range counts {
+		list = append(list, kv{k, n})
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].n != list[j].n {
+			return list[i].n > list[j].n
+		}
+		return list[i].k < list[j].k
+	})
+	var b strings.Builder
+	for i, e := range list {
+		if i == 3 {
+			fmt.Fprintf(&b, "; and %d other reasons", len(list)-3)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%d× %s", e.n, e.k)
+	}
+	return b.String()
+}
+
+// newActorFor returns the actor named policy for worker w.
+func newActorFor(name string, trained actor) func(w *worker) (actor, error) {
+	return func(w *worker) (actor, error) {
+		switch name {
+		case "grpo":
+			if trained == nil {
+				return nil, fmt.Errorf("no trained policy")
+			}
+			return trained, nil
+		case "random":
+			return randomActor{n: len(w.spec.Decisions)}, nil
+		}
+		bp, ok := w.env.(core.BaselineProvider)
+		if !ok {
+			return nil, fmt.Errorf("env %s offers no baseline policies (asked for %q)", w.spec.Name, name)
+		}
+		b, err := bp.Baseline(name)
+		if err != nil {
+			return nil, err
+		}
+		return baselineActor{b: b, name: name, n: len(w.spec.Decisions)}, nil
+	}
+}

@@ -1,0 +1,382 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/llm"
+)
+
+// Decision is one recorded decision of a learned policy: what the agent
+// saw, what it chose and how likely that was.
+type Decision struct {
+	Agent    int
+	Features []float64
+	Mask     []bool
+	Action   int
+	Logp     float64
+}
+
+// LLMCall is one recorded LLM call (kept for real backends, for export).
+type LLMCall struct {
+	Agent      int
+	Decision   string
+	Prompt     []core.Message
+	Completion string
+	Usage      core.Usage
+}
+
+// EpisodeResult is one finished, stopped or failed episode.
+type EpisodeResult struct {
+	Episode core.Episode
+	// Failed episodes carry the reason; they are counted, never dropped.
+	Failed bool
+	Reason string
+	// Decisions are the learned policy's decisions with more than one
+	// legal choice (only when recording).
+	Decisions []Decision
+	// LLMCalls are recorded for non-sim backends.
+	LLMCalls []LLMCall
+	// Reward is the joint reward; Components and Metrics what the reward
+	// functions returned (filled by scoring).
+	Reward     float64
+	Components map[string]float64
+	Metrics    map[string]float64
+}
+
+// StepEvent is passed to an observer after every step of RunEpisode.
+type StepEvent struct {
+	Step      int
+	Decisions []int
+	Texts     []string
+	Result    core.StepResult
+}
+
+// worker owns one env instance and the agents' LLMs bound to it.
+type worker struct {
+	setup  *Setup
+	env    core.Env
+	spec   core.EnvSpec
+	llms   []core.LLM
+	isSim  []bool
+	record bool
+}
+
+func newWorker(s *Setup) (*worker, error) {
+	w := &worker{setup: s}
+	if err := w.open(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// open (re)opens the env and binds the agents' LLMs to it.
+func (w *worker) open() error {
+	if w.env != nil {
+		_ = w.env.Close()
+		w.env = nil
+	}
+	e, err := w.setup.Env.Open()
+	if err != nil {
+		return err
+	}
+	w.env, w.spec = e, e.Spec()
+	n := w.spec.NumAgents()
+	w.llms, w.isSim = make([]core.LLM, n), make([]bool, n)
+	for i := 0; i < n; i++ {
+		a := w.setup.agentLLM(i)
+		if a.Backend != nil {
+			w.llms[i] = a.Backend
+			continue
+		}
+		w.isSim[i] = true
+		if sim, ok := e.(core.Simulator); ok {
+			l, err := llm.NewSim(sim, w.spec, a.Sim)
+			if err != nil {
+				return fmt.Errorf("agent %d: sim LLM: %w", i, err)
+			}
+			w.llms[i] = l
+		}
+	}
+	return nil
+}
+
+func (w *worker) close() {
+	if w.env != nil {
+		_ = w.env.Close()
+	}
+}
+
+func (w *worker) maxSteps() int {
+	if w.spec.MaxSteps > 0 {
+		return w.spec.MaxSteps
+	}
+	if w.setup.Train.MaxSteps > 0 {
+		return w.setup.Train.MaxSteps
+	}
+	return 1000
+}
+
+// run plays one episode. A failure of the env or an LLM is returned as a
+// failed result (and the env is reopened), never as an error; the error is
+// reserved for cancellation.
+func (w *worker) run(ctx context.Context, taskSeed, rollout uint64, a actor, record bool, observe func(StepEvent)) (EpisodeResult, error) {
+	res, err := w.play(ctx, taskSeed, rollout, a, record, observe)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		res.Failed, res.Reason = true, err.Error()
+		if oerr := w.open(); oerr != nil {
+			return res, fmt.Errorf("reopening env after a failed episode: %w", oerr)
+		}
+	}
+	return res, nil
+}
+
+func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, record bool, observe func(StepEvent)) (res EpisodeResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic in env %s: %v", w.spec.Name, r)
+		}
+	}()
+	n := w.spec.NumAgents()
+	nd := len(w.spec.Decisions)
+	ep := &res.Episode
+	ep.Env, ep.Seed = w.spec.Name, taskSeed
+	ep.AgentReturns = make([]float64, n)
+	ep.AgentUsage = make([]core.Usage, n)
+	obs, err := w.env.Reset(taskSeed)
+	if err != nil {
+		return res, fmt.Errorf("env %s: reset(%d): %w", w.spec.Name, taskSeed, err)
+	}
+	if err := checkObs(w.spec, obs); err != nil {
+		return res, err
+	}
+	rng := rand.New(rand.NewPCG(rollout, 0x616374))
+	decisions, logps := make([]int, n), make([]float64, n)
+	scratch := make([]float64, nd)
+	actions := make([]core.Action, n)
+	var last core.StepResult
+	llmCalls, tokens := 0, 0
+	for step := 0; ; step++ {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if step >= w.maxSteps() {
+			last.Truncated = true
+			break
+		}
+		if err := a.act(obs, rng, decisions, logps, scratch); err != nil {
+			return res, err
+		}
+		if record {
+			for i, o := range obs {
+				if legalCount(o, nd) > 1 {
+					res.Decisions = append(res.Decisions, Decision{
+						Agent: i, Features: append([]float64(nil), o.Features...),
+						Mask: copyMask(o.Mask, nd), Action: decisions[i], Logp: logps[i],
+					})
+				}
+			}
+		}
+		for i := range actions {
+			actions[i] = core.Action{Decision: decisions[i]}
+		}
+		calls, err := w.writeTexts(ctx, rollout, step, obs, decisions, actions)
+		if err != nil {
+			return res, err
+		}
+		for _, c := range calls {
+			llmCalls++
+			tokens += c.Usage.Tokens()
+			ep.AgentUsage[c.Agent] = ep.AgentUsage[c.Agent].Add(c.Usage)
+			if c.Usage.Backend != "sim" {
+				res.LLMCalls = append(res.LLMCalls, c)
+			}
+		}
+		last, err = w.env.Step(actions)
+		if err != nil {
+			return res, fmt.Errorf("env %s: step %d: %w", w.spec.Name, step, err)
+		}
+		ep.Steps++
+		if last.Rewards != nil {
+			if len(last.Rewards) != n {
+				return res, fmt.Errorf("env %s: step %d: %d rewards for %d agents", w.spec.Name, step, len(last.Rewards), n)
+			}
+			for i, r := range last.Rewards {
+				ep.AgentReturns[i] += r
+			}
+		}
+		if observe != nil {
+			texts := make([]string, n)
+			for i := range actions {
+				texts[i] = actions[i].Text
+			}
+			observe(StepEvent{Step: step, Decisions: append([]int(nil), decisions...), Texts: texts, Result: last})
+		}
+		if last.Done() {
+			break
+		}
+		if w.overBudget(ep.AgentUsage) {
+			ep.BudgetStopped = true
+			if tr, ok := w.env.(core.Truncater); ok {
+				if last, err = tr.Truncate(); err != nil {
+					return res, fmt.Errorf("env %s: truncate: %w", w.spec.Name, err)
+				}
+			}
+			last.Truncated = true
+			break
+		}
+		obs = last.Observations
+		if err := checkObs(w.spec, obs); err != nil {
+			return res, fmt.Errorf("step %d: %w", step, err)
+		}
+	}
+	ep.Terminated, ep.Truncated = last.Terminated, last.Truncated
+	ep.Artifacts = last.Artifacts
+	ep.Metrics = make(map[string]float64, len(last.Metrics)+3)
+	for k, v := range last.Metrics {
+		ep.Metrics[k] = v
+	}
+	ep.Metrics["llm_calls"] = float64(llmCalls)
+	ep.Metrics["llm_tokens"] = float64(tokens)
+	if _, ok := ep.Metrics["tokens"]; !ok {
+		ep.Metrics["tokens"] = float64(tokens)
+	}
+	ep.Metrics["budget_stopped"] = 0
+	if ep.BudgetStopped {
+		ep.Metrics["budget_stopped"] = 1
+	}
+	return res, nil
+}
+
+func (w *worker) overBudget(usage []core.Usage) bool {
+	b := w.setup.Budget
+	total := 0
+	for _, u := range usage {
+		total += u.Tokens()
+		if b.MaxTokensPerAgent > 0 && u.Tokens() >= b.MaxTokensPerAgent {
+			return true
+		}
+	}
+	return b.MaxTokens > 0 && total >= b.MaxTokens
+}
+
+// writeTexts asks each agent whose decision needs text for it, from the
+// agent's own context. Simulated calls run in agent order (they are cheap
+// and must be deterministic); real calls run concurrently.
+func (w *worker) writeTexts(ctx context.Context, rollout uint64, step int, obs []core.Observation, decisions []int, actions []core.Action) ([]LLMCall, error) {
+	var reqs []core.ChatRequest
+	var who []int
+	for i, d := range decisions {
+		ds := w.spec.Decisions[d]
+		if !ds.NeedsText {
+			continue
+		}
+		if w.llms[i] == nil {
+			return nil, fmt.Errorf("agent %d: decision %s needs text but the agent has no LLM (env %s is not a simulator)", i, ds.Name, w.spec.Name)
+		}
+		reqs = append(reqs, w.request(i, d, rollout, step, obs[i].Text))
+		who = append(who, i)
+	}
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	calls := make([]LLMCall, len(reqs))
+	errs := make([]error, len(reqs))
+	var wg sync.WaitGroup
+	for k, req := range reqs {
+		i := who[k]
+		call := func() {
+			resp, err := w.llms[i].Chat(ctx, req)
+			if err != nil {
+				errs[k] = fmt.Errorf("agent %d: %s: LLM: %w", i, req.Decision, err)
+				return
+			}
+			actions[i].Text, actions[i].Usage = resp.Text, resp.Usage
+			calls[k] = LLMCall{Agent: i, Decision: req.Decision, Prompt: req.Messages, Completion: resp.Text, Usage: resp.Usage}
+		}
+		if w.isSim[i] {
+			call()
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); call() }()
+	}
+	wg.Wait()
+	return calls, errors.Join(errs...)
+}
+
+func (w *worker) request(agent, decision int, rollout uint64, step int, ownText string) core.ChatRequest {
+	ds := w.spec.Decisions[decision]
+	var req core.ChatRequest
+	if p, ok := w.env.(core.Prompter); ok {
+		req = p.Prompt(agent, decision)
+	} else {
+		req.Messages = []core.Message{
+			{Role: "system", Content: fmt.Sprintf("You are %s, one agent of a team working on the task %q.", w.spec.Agents[agent], w.spec.Name)},
+			{Role: "user", Content: ownText + "\n\nYour decision: " + ds.Name},
+		}
+	}
+	a := w.setup.agentLLM(agent)
+	if req.Model == "" {
+		req.Model = a.Model
+	}
+	if req.MaxTokens == 0 {
+		req.MaxTokens = a.MaxTokens
+	}
+	if req.Temperature == 0 {
+		req.Temperature = a.Temperature
+	}
+	req.Agent, req.Decision, req.Tier = agent, ds.Name, ds.Tier
+	req.Seed = llmSeed(rollout, step, agent)
+	return req
+}
+
+func checkObs(spec core.EnvSpec, obs []core.Observation) error {
+	if len(obs) != spec.NumAgents() {
+		return fmt.Errorf("env %s: %d observations for %d agents", spec.Name, len(obs), spec.NumAgents())
+	}
+	nd := len(spec.Decisions)
+	for i, o := range obs {
+		if len(o.Features) != spec.ObsSize {
+			return fmt.Errorf("env %s: agent %d: %d features, spec says %d", spec.Name, i, len(o.Features), spec.ObsSize)
+		}
+		if o.Mask != nil && len(o.Mask) != nd {
+			return fmt.Errorf("env %s: agent %d: mask of %d, spec has %d decisions", spec.Name, i, len(o.Mask), nd)
+		}
+		if legalCount(o, nd) == 0 {
+			return fmt.Errorf("env %s: agent %d: no legal decision", spec.Name, i)
+		}
+	}
+	return nil
+}
+
+func legalCount(o core.Observation, nd int) int {
+	if o.Mask == nil {
+		return nd
+	}
+	n := 0
+	for _, m := range o.Mask {
+		if m {
+			n++
+		}
+	}
+	return n
+}
+
+func copyMask(m []bool, nd int) []bool {
+	if m == nil {
+		out := make([]bool, nd)
+		for i := range out {
+			out[i] = true
+		}
+		return out
+	}
+	return append([]bool(nil), m...)
+}

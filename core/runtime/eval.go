@@ -1,0 +1,251 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/troupe-dev/troupe/core/policy"
+)
+
+// PolicyResult is one policy's row of an evaluation: means over the
+// evaluation episodes that did not fail.
+type PolicyResult struct {
+	Reward     float64            `json:"reward"`
+	Components map[string]float64 `json:"components"`
+	// Metrics holds the task's own measures (consistency, pass_rate,
+	// return, each check …).
+	Metrics   map[string]float64 `json:"metrics"`
+	MakespanS float64            `json:"makespan_s"`
+	// Speedup is the mean makespan of single_agent divided by this
+	// policy's, on the same seeds (0 when the env has no single_agent).
+	Speedup        float64 `json:"speedup"`
+	Tokens         float64 `json:"tokens"`
+	LLMCalls       float64 `json:"llm_calls"`
+	FailedEpisodes int     `json:"failed_episodes"`
+}
+
+// EvalReport is `troupe eval --json` and eval.json.
+type EvalReport struct {
+	Env      string `json:"env"`
+	Episodes int    `json:"episodes"`
+	Seed     uint64 `json:"seed"`
+	// Backend names the LLM backend(s) behind the results; "sim" means the
+	// offline simulated LLM.
+	Backend  string                  `json:"backend"`
+	Policies map[string]PolicyResult `json:"policies"`
+}
+
+// Evaluate plays every policy on the same held-out seeds: the trained
+// policy as "grpo" (greedy unless e.Sampled; skipped when trained is nil),
+// each baseline the env offers, and "random".
+func Evaluate(ctx context.Context, s Setup, trained *policy.Policy, e Eval) (EvalReport, error) {
+	probe, err := s.Env.Open()
+	if err != nil {
+		return EvalReport{}, fmt.Errorf("opening env: %w", err)
+	}
+	spec := probe.Spec()
+	_ = probe.Close()
+	if err := s.validate(spec); err != nil {
+		return EvalReport{}, err
+	}
+	if e.Episodes < 1 {
+		return EvalReport{}, fmt.Errorf("eval: episodes must be at least 1, got %d", e.Episodes)
+	}
+	names := e.Policies
+	if len(names) == 0 {
+		if trained != nil {
+			names = append(names, "grpo")
+		}
+		names = append(names, spec.Baselines...)
+		names = append(names, "random")
+	}
+	if trained != nil {
+		if err := checkPolicyFits(trained, spec.ObsSize, len(spec.Decisions), spec.NumAgents()); err != nil {
+			return EvalReport{}, err
+		}
+	}
+	workers := s.Train.Workers
+	if workers < 1 {
+		workers = 1
+	}
+	p, err := newPool(&s, workers)
+	if err != nil {
+		return EvalReport{}, err
+	}
+	defer p.close()
+	jobs := make([]job, e.Episodes)
+	for i := range jobs {
+		ts := EvalTaskSeed(e.Seed, i)
+		jobs[i] = job{idx: i, task: ts, rollout: rolloutSeed(ts, 0)}
+	}
+	var trainedActor actor
+	if trained != nil {
+		trainedActor = policyActor{p: trained, greedy: !e.Sampled}
+	}
+	t := &Trainer{setup: s, spec: spec}
+	rep := EvalReport{Env: spec.Name, Episodes: e.Episodes, Seed: e.Seed, Backend: t.backendLabel(), Policies: map[string]PolicyResult{}}
+	for _, name := range names {
+		results, err := p.play(ctx, jobs, newActorFor(name, trainedActor), false)
+		if err != nil {
+			return rep, err
+		}
+		rep.Policies[name] = summarize(results)
+		if r := rep.Policies[name]; r.FailedEpisodes == len(results) {
+			return rep, fmt.Errorf("eval: every episode of policy %s failed: %s", name, failureSummary(results))
+		}
+	}
+	if ref, ok := rep.Policies["single_agent"]; ok && ref.MakespanS > 0 {
+		for name, r := range rep.Policies {
+			if r.MakespanS > 0 {
+				r.Speedup = ref.MakespanS / r.MakespanS
+				rep.Policies[name] = r
+			}
+		}
+	}
+	return rep, nil
+}
+
+func checkPolicyFits(p *policy.Policy, obs, decisions, agents int) error {
+	c := p.Config()
+	if c.ObsSize != obs || c.NumDecisions != decisions || c.NumAgents != agents {
+		return fmt.Errorf("the policy was trained for obs %d, %d decisions, %d agents; this env has obs %d, %d decisions, %d agents",
+			c.ObsSize, c.NumDecisions, c.NumAgents, obs, decisions, agents)
+	}
+	return nil
+}
+
+func summarize(results []EpisodeResult) PolicyResult {
+	r := PolicyResult{Components: map[string]float64{}, Metrics: map[string]float64{}}
+	n := 0
+	for _, x := range results {
+		if x.Failed {
+			r.FailedEpisodes++
+			continue
+		}
+		n++
+		r.Reward += x.Reward
+		for k, v := range x.Components {
+			r.Components[k] += v
+		}
+		for k, v := range x.Metrics {
+			switch k {
+			case "makespan_s":
+				r.MakespanS += v
+			case "tokens":
+				r.Tokens += v
+			case "llm_calls":
+				r.LLMCalls += v
+			default:
+				r.Metrics[k] += v
+			}
+		}
+	}
+	if n == 0 {
+		return r
+	}
+	f := float64(n)
+	r.Reward /= f
+	r.MakespanS /= f
+	r.Tokens /= f
+	r.LLMCalls /= f
+	for k := range r.Components {
+		r.Components[k] /= f
+	}
+	for k := range r.Metrics {
+		r.Metrics[k] /= f
+	}
+	return r
+}
+
+// PolicyOrder returns the report's policy names: grpo first, then the
+// standard baselines, then the rest alphabetically.
+func (r EvalReport) PolicyOrder() []string {
+	rank := map[string]int{"grpo": 0, "single_agent": 1, "parallel_naive": 2, "sop": 3, "random": 4}
+	names := make([]string, 0, len(r.Policies))
+	for n := range r.Policies {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		ri, oki := rank[names[i]]
+		rj, okj := rank[names[j]]
+		if !oki {
+			ri = 5
+		}
+		if !okj {
+			rj = 5
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// qualityMetrics are shown in the table when present.
+var qualityMetrics = []string{"consistency", "pass_rate", "return"}
+
+// WriteTable prints the report as an aligned text table.
+func (r EvalReport) WriteTable(w io.Writer) {
+	var comps []string
+	seen := map[string]bool{}
+	for _, n := range r.PolicyOrder() {
+		for c := range r.Policies[n].Components {
+			if !seen[c] {
+				seen[c] = true
+				comps = append(comps, c)
+			}
+		}
+	}
+	sort.Strings(comps)
+	var qual []string
+	for _, q := range qualityMetrics {
+		if seen[q] {
+			continue // already a component column
+		}
+		for _, n := range r.PolicyOrder() {
+			if _, ok := r.Policies[n].Metrics[q]; ok {
+				qual = append(qual, q)
+				break
+			}
+		}
+	}
+	fmt.Fprintf(w, "evaluation: env %s, %d episodes per policy on held-out seeds (eval seed %d), LLM backend: %s\n", r.Env, r.Episodes, r.Seed, r.Backend)
+	head := []string{"policy", "reward"}
+	head = append(head, comps...)
+	head = append(head, qual...)
+	head = append(head, "makespan_s", "speedup", "tokens", "llm_calls", "failed")
+	rows := [][]string{head}
+	for _, n := range r.PolicyOrder() {
+		p := r.Policies[n]
+		row := []string{n, fmt.Sprintf("%.4f", p.Reward)}
+		for _, c := range comps {
+			row = append(row, fmt.Sprintf("%.4f", p.Components[c]))
+		}
+		for _, q := range qual {
+			row = append(row, fmt.Sprintf("%.4f", p.Metrics[q]))
+		}
+		row = append(row, fmt.Sprintf("%.1f", p.MakespanS), fmt.Sprintf("%.2f", p.Speedup), fmt.Sprintf("%.0f", p.Tokens), fmt.Sprintf("%.1f", p.LLMCalls), fmt.Sprintf("%d", p.FailedEpisodes))
+		rows = append(rows, row)
+	}
+	widths := make([]int, len(head))
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	for _, row := range rows {
+		var b strings.Builder
+		for i, c := range row {
+			if i == 0 {
+				fmt.Fprintf(&b, "%-*s", widths[i], c)
+			} else {
+				fmt.Fprintf(&b, "  %*s", widths[i], c)
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+}

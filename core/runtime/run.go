@@ -1,0 +1,46 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/troupe-dev/troupe/core/policy"
+)
+
+// RunEpisode plays one episode with decentralized execution: each agent
+// decides from its own observation with the trained policy (greedy; a nil
+// policy means the named baseline or "random"), and its text comes from
+// its own LLM. observe, if set, sees every step.
+func RunEpisode(ctx context.Context, s Setup, trained *policy.Policy, baseline string, seed uint64, observe func(StepEvent)) (EpisodeResult, error) {
+	w, err := newWorker(&s)
+	if err != nil {
+		return EpisodeResult{}, err
+	}
+	defer w.close()
+	if err := s.validate(w.spec); err != nil {
+		return EpisodeResult{}, err
+	}
+	name := baseline
+	var a actor
+	if trained != nil {
+		if err := checkPolicyFits(trained, w.spec.ObsSize, len(w.spec.Decisions), w.spec.NumAgents()); err != nil {
+			return EpisodeResult{}, err
+		}
+		name, a = "grpo", policyActor{p: trained, greedy: true}
+	} else if name == "" {
+		name = "random"
+	}
+	act, err := newActorFor(name, a)(w)
+	if err != nil {
+		return EpisodeResult{}, err
+	}
+	res, err := w.run(ctx, seed, rolloutSeed(seed, 0), act, false, observe)
+	if err != nil {
+		return res, err
+	}
+	s.score(&res)
+	if res.Failed {
+		return res, fmt.Errorf("episode failed: %s", res.Reason)
+	}
+	return res, nil
+}

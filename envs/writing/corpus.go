@@ -1,0 +1,572 @@
+package writing
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// shipped holds the RFCs the project ships (see corpus/README.md or the
+// licence files there for provenance: rust-lang/rfcs, MIT OR Apache-2.0).
+//
+//go:embed corpus/*.md
+var shipped embed.FS
+
+// TemplateSections are the H2 sections of the Rust RFC template, in order.
+var TemplateSections = []string{
+	"Summary",
+	"Motivation",
+	"Guide-level explanation",
+	"Reference-level explanation",
+	"Drawbacks",
+	"Rationale and alternatives",
+	"Prior art",
+	"Unresolved questions",
+	"Future possibilities",
+}
+
+// RFC is one template document split into work units.
+type RFC struct {
+	// Name is the file's base name without ".md".
+	Name string
+	// Title is the document's H1 title, derived from Name
+	// ("2645-transparent-unions" → "RFC 2645: Transparent unions").
+	Title string
+	// Units are the work units in template order. Unit 0 carries the
+	// title and the metadata preamble in front of the Summary section.
+	Units []Unit
+	// Tokens is the sum of the units' tokens.
+	Tokens int
+}
+
+// Unit is one work unit: an H2 section's lead text (before its first H3),
+// or one H3 subsection with everything below it. An H2 section whose lead
+// is empty is merged with its first H3 subsection, so that no unit is a
+// bare heading.
+type Unit struct {
+	// Section indexes TemplateSections, or is -1 for an extra H2 section
+	// the RFC adds (an appendix, say).
+	Section int
+	// Level is the level of the unit's first heading (2 or 3).
+	Level int
+	// Heading is the unit's first heading text; Path is "Section" or
+	// "Section / Subsection" for display.
+	Heading, Path string
+	// Headings lists every heading of the unit that the outline fixes
+	// (its H2 and/or H3), in order.
+	Headings []OutlineHeading
+	// Source is the unit's canonical Markdown: ATX headings, fenced code,
+	// the RFC's own text otherwise. Writers render it in their habits.
+	Source string
+	// Words and Tokens measure Source (tokens = ⌈1.3 × words⌉).
+	Words, Tokens int
+}
+
+// OutlineHeading is one heading the outline prescribes.
+type OutlineHeading struct {
+	Level int
+	Text  string
+}
+
+// tokensOf estimates the tokens of a text: 1.3 per whitespace-separated word.
+func tokensOf(s string) int { return tokensForWords(len(strings.Fields(s))) }
+
+func tokensForWords(w int) int { return int(math.Ceil(1.3 * float64(w))) }
+
+// LoadShipped returns the RFCs embedded in the package.
+func LoadShipped() ([]RFC, error) {
+	sub, err := fs.Sub(shipped, "corpus")
+	if err != nil {
+		return nil, err
+	}
+	return loadFS(sub, "corpus (shipped)")
+}
+
+// LoadDir parses every *.md file of dir as an RFC-style document. Files
+// named like the template or licence ("0000-template.md", "LICENSE*",
+// "README*") are skipped. It is an error if dir is missing, holds no
+// Markdown, or a file lacks the template's sections.
+func LoadDir(dir string) ([]RFC, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("corpus_dir %q: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("corpus_dir %q: not a directory", dir)
+	}
+	return loadFS(os.DirFS(dir), fmt.Sprintf("corpus_dir %q", dir))
+}
+
+func loadFS(fsys fs.FS, where string) ([]RFC, error) {
+	names, err := fs.Glob(fsys, "*.md")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	sort.Strings(names)
+	var out []RFC
+	for _, n := range names {
+		if skipFile(n) {
+			continue
+		}
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		r, err := ParseRFC(strings.TrimSuffix(n, ".md"), string(b))
+		if err != nil {
+			return nil, fmt.Errorf("%s: file %s: %w", where, n, err)
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no RFC Markdown files (*.md) found", where)
+	}
+	return out, nil
+}
+
+func skipFile(name string) bool {
+	u := strings.ToUpper(name)
+	return strings.HasPrefix(u, "LICENSE") || strings.HasPrefix(u, "README") ||
+		strings.HasPrefix(u, "NOTICE") || strings.Contains(u, "TEMPLATE")
+}
+
+// srcHeading is a heading found in a source file.
+type srcHeading struct {
+	level int
+	text  string
+	line  int // index into lines
+}
+
+// ParseRFC splits an RFC-style Markdown document into work units. name is
+// the file's base name, used for the title and in errors. The document
+// must contain the nine template sections (case-insensitive), each once
+// and in order, as headings of one level; H3 subsections become units of
+// their own.
+func ParseRFC(name, src string) (RFC, error) {
+	lines := canonicalLines(src)
+	// Find headings outside code.
+	var hs []srcHeading
+	inFence := false
+	var fch byte
+	var fn int
+	for i, ln := range lines {
+		t := strings.TrimLeft(ln, " ")
+		if inFence {
+			if closesFence(t, fch, fn) {
+				inFence = false
+			}
+			continue
+		}
+		if ch, n, ok := opensFence(t); ok && len(ln)-len(t) <= 3 {
+			inFence, fch, fn = true, ch, n
+			continue
+		}
+		if lv, text, ok := atx(ln); ok {
+			hs = append(hs, srcHeading{level: lv, text: text, line: i})
+		}
+	}
+	// Locate the template sections.
+	secLevel := 0
+	secAt := make([]int, len(TemplateSections)) // index into hs
+	for k := range secAt {
+		secAt[k] = -1
+	}
+	next := 0
+	for i, h := range hs {
+		k := sectionIndex(h.text)
+		if k < 0 {
+			continue
+		}
+		if secLevel == 0 {
+			secLevel = h.level
+		}
+		if h.level != secLevel {
+			continue
+		}
+		if secAt[k] >= 0 {
+			return RFC{}, fmt.Errorf("line %d: section %q appears twice (first on line %d)", h.line+1, TemplateSections[k], hs[secAt[k]].line+1)
+		}
+		if k < next {
+			return RFC{}, fmt.Errorf("line %d: section %q is out of template order (after %q)", h.line+1, TemplateSections[k], TemplateSections[next-1])
+		}
+		secAt[k] = i
+		next = k + 1
+	}
+	var missing []string
+	for k, at := range secAt {
+		if at < 0 {
+			missing = append(missing, fmt.Sprintf("%q", TemplateSections[k]))
+		}
+	}
+	if len(missing) > 0 {
+		return RFC{}, fmt.Errorf("not an RFC with the template: missing section(s) %s (want the headings %s, in order)",
+			strings.Join(missing, ", "), strings.Join(TemplateSections, ", "))
+	}
+	shift := 2 - secLevel // normalise sections to H2
+	first := hs[secAt[0]]
+
+	// Preamble: content before Summary, without headings or blank edges.
+	var pre []string
+	for i := 0; i < first.line; i++ {
+		if isHeadingLine(hs, i) {
+			continue
+		}
+		pre = append(pre, lines[i])
+	}
+	preamble := strings.TrimSpace(strings.Join(pre, "\n"))
+
+	// Walk the sections (template and extra) from Summary on.
+	type block struct {
+		h    srcHeading
+		body []string
+	}
+	r := RFC{Name: name, Title: titleFromName(name)}
+	var blocks []block // H2 and H3 headings with their bodies (H4+ stay in bodies)
+	for i := secAt[0]; i < len(hs); i++ {
+		h := hs[i]
+		lv := h.level + shift
+		if lv < 2 {
+			lv = 2
+		}
+		if lv > 3 {
+			continue
+		}
+		end := len(lines)
+		for j := i + 1; j < len(hs); j++ {
+			if hs[j].level+shift <= 3 {
+				end = hs[j].line
+				break
+			}
+		}
+		var body []string
+		for k := h.line + 1; k < end; k++ {
+			body = append(body, relevel(lines[k], hs, k, shift))
+		}
+		blocks = append(blocks, block{h: srcHeading{level: lv, text: h.text, line: h.line}, body: body})
+	}
+	section := -1
+	for bi := 0; bi < len(blocks); bi++ {
+		b := blocks[bi]
+		body := strings.TrimSpace(strings.Join(b.body, "\n"))
+		u := Unit{Level: b.h.level}
+		if b.h.level == 2 {
+			section = sectionIndex(b.h.text)
+			text := b.h.text
+			if section >= 0 {
+				text = TemplateSections[section]
+			}
+			u.Heading, u.Path = text, text
+			u.Headings = []OutlineHeading{{2, text}}
+			src := "## " + text + "\n\n"
+			if body == "" && bi+1 < len(blocks) && blocks[bi+1].h.level == 3 {
+				// Merge a bare H2 with its first subsection.
+				bi++
+				nb := blocks[bi]
+				body = strings.TrimSpace(strings.Join(nb.body, "\n"))
+				u.Headings = append(u.Headings, OutlineHeading{3, nb.h.text})
+				u.Path = text + " / " + nb.h.text
+				src += "### " + nb.h.text + "\n\n"
+			}
+			if body == "" {
+				body = "(This section is intentionally left brief.)"
+			}
+			u.Source = src + body + "\n"
+		} else {
+			parent := "?"
+			if section >= 0 {
+				parent = TemplateSections[section]
+			} else if n := len(r.Units); n > 0 {
+				parent = r.Units[n-1].Headings[0].Text
+			}
+			if body == "" {
+				body = "(See the surrounding subsections.)"
+			}
+			u.Heading, u.Path = b.h.text, parent+" / "+b.h.text
+			u.Headings = []OutlineHeading{{3, b.h.text}}
+			u.Source = "### " + b.h.text + "\n\n" + body + "\n"
+		}
+		u.Section = section
+		if len(r.Units) == 0 {
+			head := "# " + r.Title + "\n\n"
+			if preamble != "" {
+				head += preamble + "\n\n"
+			}
+			u.Source = head + u.Source
+			u.Headings = append([]OutlineHeading{{1, r.Title}}, u.Headings...)
+		}
+		u.Words = len(strings.Fields(u.Source))
+		u.Tokens = tokensForWords(u.Words)
+		r.Tokens += u.Tokens
+		r.Units = append(r.Units, u)
+	}
+	if len(r.Units) == 0 {
+		return RFC{}, errors.New("no sections after Summary")
+	}
+	return r, nil
+}
+
+func isHeadingLine(hs []srcHeading, i int) bool {
+	for _, h := range hs {
+		if h.line == i {
+			return true
+		}
+	}
+	return false
+}
+
+// relevel shifts an H4+ heading line by shift levels (so an RFC whose
+// sections are H1 keeps its relative structure).
+func relevel(ln string, hs []srcHeading, i, shift int) string {
+	if shift == 0 || !isHeadingLine(hs, i) {
+		return ln
+	}
+	lv, text, _ := atx(ln)
+	lv += shift
+	if lv > 6 {
+		lv = 6
+	}
+	return strings.Repeat("#", lv) + " " + text
+}
+
+// sectionIndex returns the template section a heading names, or -1.
+// Names match as the consistency check matches them: ignoring case,
+// punctuation, inline Markdown, hyphens versus spaces and a plural "s".
+func sectionIndex(text string) int {
+	t := normHeading(text)
+	for k, s := range TemplateSections {
+		n := normHeading(s)
+		if t == n || t == n+"s" || t+"s" == n {
+			return k
+		}
+	}
+	return -1
+}
+
+// normHeading folds a heading to lower-case letters and single spaces.
+func normHeading(s string) string {
+	var b strings.Builder
+	space := true
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case unicode.IsLetter(r):
+			b.WriteRune(r)
+			space = false
+		case r == '-' || r == '_' || unicode.IsSpace(r):
+			if !space {
+				b.WriteByte(' ')
+				space = true
+			}
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// titleFromName turns "2645-transparent-unions" into
+// "RFC 2645: Transparent unions".
+func titleFromName(name string) string {
+	num, rest, ok := strings.Cut(name, "-")
+	isNum := ok && num != "" && strings.IndexFunc(num, func(r rune) bool { return !unicode.IsDigit(r) }) < 0
+	if !isNum {
+		rest = name
+	}
+	words := strings.FieldsFunc(rest, func(r rune) bool { return r == '-' || r == '_' || r == ' ' })
+	if len(words) == 0 {
+		words = []string{"Untitled"}
+	}
+	w0 := []rune(words[0])
+	w0[0] = unicode.ToUpper(w0[0])
+	words[0] = string(w0)
+	t := strings.Join(words, " ")
+	if isNum {
+		return "RFC " + num + ": " + t
+	}
+	return t
+}
+
+// canonicalLines splits src into lines, drops anchor-only link reference
+// definitions ("[summary]: #summary"), turns tabs at line starts into
+// spaces and converts indented code blocks into backtick fences, so that
+// the only remaining code style is the fence a writer chooses.
+func canonicalLines(src string) []string {
+	src = strings.ReplaceAll(src, "\r\n", "\n")
+	raw := strings.Split(src, "\n")
+	var out []string
+	inFence := false
+	var fch byte
+	var fn int
+	prevBlank := true
+	inList := false // inside a list item (indented lines belong to it)
+	for i := 0; i < len(raw); i++ {
+		ln := expandLeadingTabs(raw[i])
+		t := strings.TrimLeft(ln, " ")
+		ind := len(ln) - len(t)
+		if inFence {
+			out = append(out, ln)
+			if closesFence(t, fch, fn) {
+				inFence = false
+				prevBlank = false
+			}
+			continue
+		}
+		if strings.TrimSpace(ln) == "" {
+			out = append(out, "")
+			prevBlank = true
+			continue
+		}
+		if ch, n, ok := opensFence(t); ok && (ind <= 3 || inList) {
+			inFence, fch, fn = true, ch, n
+			out = append(out, ln)
+			prevBlank = false
+			continue
+		}
+		if ind == 0 && anchorRef(t) {
+			continue
+		}
+		if ind < 4 {
+			if _, ok := bulletOrOrdered(t); ok {
+				inList = true
+			} else if ind == 0 && prevBlank {
+				inList = false
+			}
+		}
+		if ind >= 4 && prevBlank && !inList {
+			// An indented code block: collect it.
+			j := i
+			var code []string
+			lastCode := i
+			for j < len(raw) {
+				l := expandLeadingTabs(raw[j])
+				if strings.TrimSpace(l) == "" {
+					code = append(code, "")
+					j++
+					continue
+				}
+				if len(l)-len(strings.TrimLeft(l, " ")) < 4 {
+					break
+				}
+				code = append(code, l[4:])
+				lastCode = j
+				j++
+			}
+			code = code[:lastCode-i+1]
+			out = append(out, "```")
+			out = append(out, code...)
+			out = append(out, "```")
+			i = lastCode
+			prevBlank = false
+			continue
+		}
+		out = append(out, ln)
+		prevBlank = false
+	}
+	return out
+}
+
+func expandLeadingTabs(ln string) string {
+	if !strings.HasPrefix(ln, "\t") && !strings.Contains(leadingWS(ln), "\t") {
+		return ln
+	}
+	ws := leadingWS(ln)
+	col := 0
+	for _, c := range ws {
+		if c == '\t' {
+			col += 4 - col%4
+		} else {
+			col++
+		}
+	}
+	return strings.Repeat(" ", col) + ln[len(ws):]
+}
+
+func leadingWS(ln string) string {
+	i := 0
+	for i < len(ln) && (ln[i] == ' ' || ln[i] == '\t') {
+		i++
+	}
+	return ln[:i]
+}
+
+// anchorRef reports a link reference definition whose target is an
+// in-page anchor, like the template's "[summary]: #summary".
+func anchorRef(t string) bool {
+	if !strings.HasPrefix(t, "[") {
+		return false
+	}
+	j := strings.Index(t, "]:")
+	if j < 1 {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimSpace(t[j+2:]), "#")
+}
+
+// opensFence reports whether t opens a fenced code block.
+func opensFence(t string) (ch byte, n int, ok bool) {
+	if len(t) < 3 || (t[0] != '`' && t[0] != '~') {
+		return 0, 0, false
+	}
+	ch = t[0]
+	for n < len(t) && t[n] == ch {
+		n++
+	}
+	if n < 3 {
+		return 0, 0, false
+	}
+	if ch == '`' && strings.IndexByte(t[n:], '`') >= 0 {
+		return 0, 0, false
+	}
+	return ch, n, true
+}
+
+// closesFence reports whether t closes a fence of ch with ≥ n characters.
+func closesFence(t string, ch byte, n int) bool {
+	k := 0
+	for k < len(t) && t[k] == ch {
+		k++
+	}
+	return k >= n && strings.TrimSpace(t[k:]) == ""
+}
+
+// atx parses an ATX heading line with at most 3 spaces of indentation.
+func atx(ln string) (level int, text string, ok bool) {
+	t := strings.TrimLeft(ln, " ")
+	if len(ln)-len(t) > 3 {
+		return 0, "", false
+	}
+	for level < len(t) && t[level] == '#' {
+		level++
+	}
+	if level == 0 || level > 6 || (level < len(t) && t[level] != ' ' && t[level] != '\t') {
+		return 0, "", false
+	}
+	text = strings.TrimSpace(t[level:])
+	j := len(text)
+	for j > 0 && text[j-1] == '#' {
+		j--
+	}
+	if j < len(text) && (j == 0 || text[j-1] == ' ') {
+		text = strings.TrimSpace(text[:j])
+	}
+	return level, text, true
+}
+
+// bulletOrOrdered reports whether t starts with a list marker and returns
+// the marker's byte (0 for ordered lists).
+func bulletOrOrdered(t string) (byte, bool) {
+	if len(t) >= 2 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && (t[1] == ' ' || t[1] == '\t') {
+		return t[0], true
+	}
+	i := 0
+	for i < len(t) && i < 9 && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' ' {
+		return 0, true
+	}
+	return 0, false
+}

@@ -1,0 +1,204 @@
+package writing
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/troupe-dev/troupe/core"
+)
+
+// observations builds every agent's observation and remembers the masks.
+func (e *Env) observations() []core.Observation {
+	obs := make([]core.Observation, len(e.agents))
+	e.masks = make([][]bool, len(e.agents))
+	for i := range e.agents {
+		m := e.legal(i)
+		e.masks[i] = m
+		obs[i] = core.Observation{Features: e.features(i), Text: e.contextText(i), Mask: m}
+	}
+	return obs
+}
+
+// features computes agent i's policy input (see the Feat* constants). It
+// uses only what the agent knows: its own state, the shared task board
+// (claims and completions, not texts) and what it has read.
+func (e *Env) features(i int) []float64 {
+	f := make([]float64, NumFeatures)
+	ag := &e.agents[i]
+	n := float64(len(e.units))
+	f[FeatBias] = 1
+	f[FeatBusy] = b2f(ag.task != taskNone)
+	f[FeatSubmitted] = b2f(ag.submitted)
+	f[FeatReadStyle] = b2f(ag.read)
+	if e.refMakespan > 0 {
+		f[FeatClock] = e.now / e.refMakespan
+	}
+	var unclaimedN, inProgress, doneN, unclaimedTok, knownDev, unread int
+	longest, next := 0, -1
+	reviewable := false
+	for k := range e.units {
+		u := &e.units[k]
+		switch u.status {
+		case unclaimed:
+			unclaimedN++
+			unclaimedTok += e.rfc.Units[k].Tokens
+			longest = max(longest, e.rfc.Units[k].Tokens)
+			if next < 0 {
+				next = e.rfc.Units[k].Tokens
+			}
+		case drafting:
+			inProgress++
+		case done:
+			doneN++
+			if u.owner >= 0 {
+				inProgress++
+			}
+			if u.lastWriter != i {
+				if ag.seen[k] == u.version {
+					if u.deviates() && u.owner < 0 {
+						knownDev++
+					}
+				} else {
+					unread++
+					if u.edits == 0 && u.owner < 0 {
+						reviewable = true
+					}
+				}
+			}
+		}
+	}
+	f[FeatUnclaimed] = float64(unclaimedN) / n
+	f[FeatInProgress] = float64(inProgress) / n
+	f[FeatDone] = float64(doneN) / n
+	f[FeatLongest] = math.Min(float64(longest)/e.meanTokens/4, 2)
+	if next >= 0 {
+		f[FeatNext] = math.Min(float64(next)/e.meanTokens/4, 2)
+	}
+	f[FeatUnclaimedWork] = float64(unclaimedTok) / float64(e.rfc.Tokens)
+	f[FeatKnownDeviating] = math.Min(float64(knownDev)/4, 1)
+	f[FeatUnreadPeer] = float64(unread) / n
+	if len(e.agents) > 1 {
+		busy, sub := 0, 0
+		for j := range e.agents {
+			if j == i {
+				continue
+			}
+			if e.agents[j].task != taskNone {
+				busy++
+			}
+			if e.agents[j].submitted {
+				sub++
+			}
+		}
+		f[FeatPeersBusy] = float64(busy) / float64(len(e.agents)-1)
+		f[FeatPeersSubmitted] = float64(sub) / float64(len(e.agents)-1)
+	}
+	f[FeatOwnDrafts] = float64(ag.drafted) / n
+	f[FeatReviewable] = b2f(reviewable && ag.read)
+	f[FeatTeamSize] = float64(len(e.agents)) / 8
+	return f
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// contextText is agent i's context in brief: the brief, the task board and
+// what it has read or written (by heading; Prompt quotes texts in full).
+func (e *Env) contextText(i int) string {
+	ag := &e.agents[i]
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are writer_%d. t = %.1f s.\n\n", i, e.now)
+	b.WriteString(e.brief)
+	b.WriteString("\nTask board:\n")
+	for k, ru := range e.rfc.Units {
+		u := &e.units[k]
+		status := "unclaimed"
+		switch {
+		case u.status == drafting:
+			status = fmt.Sprintf("being drafted by writer_%d", u.owner)
+		case u.status == done && u.owner >= 0:
+			status = fmt.Sprintf("drafted by writer_%d, being edited by writer_%d", u.author, u.owner)
+		case u.status == done:
+			status = fmt.Sprintf("drafted by writer_%d (version %d)", u.author, u.version)
+			if u.lastWriter != i && ag.seen[k] == u.version && u.deviates() {
+				status += ", you found it off the house style"
+			} else if u.lastWriter != i && ag.seen[k] != u.version {
+				status += ", not read by you"
+			}
+		}
+		fmt.Fprintf(&b, "%d. %s (%d words): %s\n", k, ru.Path, ru.Words, status)
+	}
+	if ag.read {
+		b.WriteString("\n")
+		b.WriteString(e.guide)
+	} else {
+		b.WriteString("\nYou have not read the house style.\n")
+	}
+	return b.String()
+}
+
+// Per-agent and per-unit widths of the global state.
+const (
+	stateAgentWidth = 7
+	stateUnitWidth  = 8 + NumHabits
+)
+
+func stateSize(writers, maxUnits int) int {
+	return 2 + stateAgentWidth*writers + stateUnitWidth*maxUnits
+}
+
+// State returns the global state for centralized training: the clock, per
+// agent (busy, remaining busy time, read the style, submitted, and the
+// task kind read/draft/edit one-hot), and per unit slot up to the corpus'
+// largest document (present, status unclaimed/drafting/done one-hot,
+// being edited, size / mean unit, deviates, outline correct, edits, and one
+// flag per habit deviating from the house style).
+func (e *Env) State() []float64 {
+	s := make([]float64, e.spec.StateSize)
+	if !e.started {
+		return s
+	}
+	if e.refMakespan > 0 {
+		s[0] = e.now / e.refMakespan
+	}
+	s[1] = float64(len(e.units)) / float64(max(1, e.maxUnits))
+	o := 2
+	unitTime := e.latency(0, int(e.meanTokens))
+	for i := range e.agents {
+		ag := &e.agents[i]
+		s[o] = b2f(ag.task != taskNone)
+		if ag.task != taskNone {
+			s[o+1] = math.Min((ag.busyUntil-e.now)/unitTime, 10)
+		}
+		s[o+2] = b2f(ag.read)
+		s[o+3] = b2f(ag.submitted)
+		s[o+4] = b2f(ag.task == taskRead)
+		s[o+5] = b2f(ag.task == taskDraft)
+		s[o+6] = b2f(ag.task == taskEdit)
+		o += stateAgentWidth
+	}
+	for k := range e.units {
+		u := &e.units[k]
+		s[o] = 1
+		s[o+1+int(u.status)] = 1
+		s[o+4] = b2f(u.owner >= 0 && u.status == done)
+		s[o+5] = float64(e.rfc.Units[k].Tokens) / e.meanTokens / 4
+		if u.version > 0 {
+			s[o+6] = b2f(u.deviates())
+			s[o+7] = b2f(u.outlineOK)
+			for d := 0; d < NumHabits; d++ {
+				if u.dev&(1<<d) != 0 {
+					s[o+8+d] = 1
+				}
+			}
+		}
+		_ = u.edits
+		o += stateUnitWidth
+	}
+	return s
+}

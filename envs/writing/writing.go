@@ -1,0 +1,1046 @@
+// Package writing is the collaborative-writing task, registered as the
+// built-in env "writing": a team of writer agents writes a Rust RFC (the
+// nine-section RFC template) unit by unit, and the final document is scored
+// for structural and stylistic consistency by [consistency.Check].
+//
+// # Task
+//
+// An episode is one RFC of the corpus (drawn by the seed): the 40 full-
+// template RFCs shipped in corpus/ (rust-lang/rfcs, MIT OR Apache-2.0), or
+// any directory of RFC-style Markdown given as the corpus_dir param. The
+// document is cut into work units from the real text: every H2 template
+// section's lead text, and every H3 subsection (with what lies below it);
+// an H2 with no lead text is merged with its first subsection, and unit 0
+// also carries the H1 title and the RFC's metadata list. The units'
+// lengths are those of the real text, so a document has a median of 13
+// units and its longest unit is a median 18 % of it: with five writers and
+// longest-first scheduling the speedup cap over one writer is 4.57× on the
+// shipped corpus (3.80× with four, 5.11× with six; ratio of mean makespans,
+// 0.8 s per call, 40 tokens/s). The final document is the units' current
+// texts joined in template order.
+//
+// # Agents and decisions
+//
+// Writers default to five, because the cap with four (3.8×) leaves little
+// room above the 3× target once reading and harmonizing cost time, while
+// five leave room (4.6×) and six add little (5.1×) for more coordination.
+// Each writer sees only its own context: the brief (title, metadata,
+// the real Summary as the task statement), the outline (every unit's
+// heading and length) and the shared task board (which unit is unclaimed,
+// being written or done, and by whom), plus what it has read and written
+// itself. Decisions:
+//
+//	wait           do nothing until the next event
+//	read_style     read the house style guide (and outline conventions) and
+//	               every peer's unit not read in its current version;
+//	               the env charges the tokens and base + tokens/prefill_tps
+//	               seconds
+//	draft_longest  claim the longest unclaimed unit and write it (LLM)
+//	draft_next     claim the first unclaimed unit in template order (LLM)
+//	edit_peer      rewrite a peer's unit in the house style (LLM; needs
+//	               read_style): a unit this writer knows to deviate
+//	               (longest first), else a never-edited peer unit it has not
+//	               read, in template order
+//	submit         declare itself done (legal once no unit is unclaimed)
+//
+// Masks: a busy or submitted agent has only wait; read_style needs
+// something new to read; draft_* need an unclaimed unit; edit_peer needs
+// read_style and a target; submit needs every unit claimed. When several
+// agents pick targets in one step they are served in agent order (the
+// runtime calls Prompt in agent order, and Prompt reserves the target); an
+// agent left without a target spends its LLM call on nothing.
+//
+// # Clock
+//
+// The env owns virtual time and is event-driven (list scheduling): a text
+// decision keeps its agent busy for Action.Usage.Latency (when that is
+// zero, for the env's own model ref_base_latency_s + prompt/ref_prefill_tps
+// + completion/ref_decode_tps), read_style for its charged latency; each
+// Step then advances the clock to the next moment an agent becomes free
+// (or by idle_wait_s when nobody is busy), and the unit a writer finished
+// becomes visible then. makespan_s is the time of the last submit.
+// reference_makespan_s is what one writer alone takes with the same
+// latency model: one read_style, then every unit in template order with
+// the prompt it would have; it is the normaliser of the speed reward
+// (speed = 1 − makespan_s / reference_makespan_s), and reference_tokens
+// its tokens.
+//
+// # Simulated writers
+//
+// With the sim backend, [Env.Simulate] writes a unit from the real RFC text
+// of that unit, rendered in the writer's habits: heading syntax (ATX or
+// setext), heading case, bullet marker, emphasis and strong markers, code
+// fence, US or UK spelling, and "we" or "I", drawn per writer per episode
+// from the seed (as is the house style). A writer that has read the house
+// style follows it on each habit with probability style_follow_prob
+// (default 0.99) per unit and slips back to its own habit otherwise. A
+// writer that has not read the outline conventions (read_style) makes a
+// structure slip (a template section renamed, or the unit's heading one
+// level too deep) with probability structure_slip_prob (default 0.05) per
+// unit; one that has read them with styled_structure_slip_prob (default
+// 0). edit_peer re-renders the unit from its source in the house style,
+// with the same probabilities. With a real LLM the text is whatever the
+// model wrote, taken as is.
+//
+// # Observations, state and metrics
+//
+// Features (ObsSize = [NumFeatures]) are listed at the Feat* constants.
+// State holds the clock, every agent's status and every unit's status,
+// size and deviation from the house style per habit. Episode metrics:
+// makespan_s, reference_makespan_s, tokens (LLM usage plus what the env
+// charged for reading), reference_tokens, llm_calls, consistency (the
+// consistency.Check score of the final document) and one
+// "consistency.<check>" per check, units, units_drafted, edits, reads and
+// env_tokens; the document is the artifact "document.md".
+package writing
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/rewards/consistency"
+)
+
+// Name is the env's registered name ("builtin:writing").
+const Name = "writing"
+
+func init() {
+	core.RegisterEnv(Name, func(params map[string]any) (core.Env, error) { return New(params) })
+}
+
+// Decision indices (EnvSpec.Decisions order).
+const (
+	Wait = iota
+	ReadStyle
+	DraftLongest
+	DraftNext
+	EditPeer
+	Submit
+	NumDecisions
+)
+
+// Feature indices of Observation.Features. Counts are scaled to O(1).
+const (
+	FeatBias          = iota // always 1
+	FeatBusy                 // 1 while the agent works on a decision
+	FeatSubmitted            // 1 once the agent has submitted
+	FeatReadStyle            // 1 once the agent has read the house style
+	FeatClock                // virtual time / reference_makespan_s
+	FeatUnclaimed            // fraction of units nobody has claimed
+	FeatInProgress           // fraction of units being drafted or edited
+	FeatDone                 // fraction of units drafted
+	FeatLongest              // longest unclaimed unit / mean unit, ÷ 4 (≤ 2)
+	FeatNext                 // first unclaimed unit (template order) / mean unit, ÷ 4 (≤ 2)
+	FeatUnclaimedWork        // unclaimed tokens / all tokens
+	FeatKnownDeviating       // peer units known to deviate from the house style, ÷ 4 (≤ 1)
+	FeatUnreadPeer           // peer units done whose current version the agent has not read / units
+	FeatPeersBusy            // fraction of the other agents that are busy
+	FeatPeersSubmitted       // fraction of the other agents that have submitted
+	FeatOwnDrafts            // units this agent drafted / units
+	FeatReviewable           // 1 if a never-edited peer unit is unread by this agent
+	FeatTeamSize             // writers / 8
+	NumFeatures
+)
+
+// Metric names reported on the last step.
+const (
+	MetricMakespan          = "makespan_s"
+	MetricReferenceMakespan = "reference_makespan_s"
+	MetricTokens            = "tokens"
+	MetricReferenceTokens   = "reference_tokens"
+	MetricLLMCalls          = "llm_calls"
+	MetricConsistency       = "consistency"
+	MetricUnits             = "units"
+	MetricUnitsDrafted      = "units_drafted"
+	MetricEdits             = "edits"
+	MetricReads             = "reads"
+	MetricEnvTokens         = "env_tokens"
+)
+
+// ArtifactDocument is the name of the final document artifact.
+const ArtifactDocument = "document.md"
+
+// Baseline names offered through [Env.Baseline].
+const (
+	BaselineSingleAgent   = "single_agent"
+	BaselineParallelNaive = "parallel_naive"
+	BaselineSOP           = "sop"
+)
+
+// Params are the env's parameters (env.params); the defaults are those of
+// [DefaultParams].
+type Params struct {
+	// CorpusDir is a directory of RFC-style Markdown files to use instead
+	// of the shipped corpus ("" = shipped).
+	CorpusDir string `json:"corpus_dir"`
+	// RFC fixes the document by file name without ".md" ("" = drawn per
+	// episode from the seed).
+	RFC string `json:"rfc"`
+	// Writers is the team size (default 5, 1..16).
+	Writers int `json:"writers"`
+	// StyleFollowProb is the chance, per habit and unit, that a writer who
+	// read the house style follows it (default 0.99).
+	StyleFollowProb float64 `json:"style_follow_prob"`
+	// StructureSlipProb is the chance per unit of a structure slip by a
+	// writer who has not read the outline conventions (default 0.05).
+	StructureSlipProb float64 `json:"structure_slip_prob"`
+	// StyledStructureSlipProb is the same for a writer who has (default 0).
+	StyledStructureSlipProb float64 `json:"styled_structure_slip_prob"`
+	// RefBaseLatency, RefPrefillTPS and RefDecodeTPS are the latency model
+	// (seconds per call, prompt tokens/s, completion tokens/s) the env
+	// uses for the reference makespan, for what read_style costs, and for
+	// text decisions whose Usage has no latency. Keep them equal to the
+	// runtime's sim latency model (defaults 0.8, 2000, 40).
+	RefBaseLatency float64 `json:"ref_base_latency_s"`
+	RefPrefillTPS  float64 `json:"ref_prefill_tps"`
+	RefDecodeTPS   float64 `json:"ref_decode_tps"`
+	// IdleWait is how far the clock moves when every agent waits and
+	// nobody is busy (default 1 s).
+	IdleWait float64 `json:"idle_wait_s"`
+	// ContextUnits is how many of the units an agent read or wrote most
+	// recently its prompts quote in full (default 2); older ones are
+	// listed by heading.
+	ContextUnits int `json:"context_units"`
+	// MaxSteps bounds an episode (default 1000).
+	MaxSteps int `json:"max_steps"`
+}
+
+// DefaultParams returns the parameter defaults.
+func DefaultParams() Params {
+	return Params{
+		Writers:                 5,
+		StyleFollowProb:         0.99,
+		StructureSlipProb:       0.05,
+		StyledStructureSlipProb: 0,
+		RefBaseLatency:          0.8,
+		RefPrefillTPS:           2000,
+		RefDecodeTPS:            40,
+		IdleWait:                1,
+		ContextUnits:            2,
+		MaxSteps:                1000,
+	}
+}
+
+func (p Params) validate() error {
+	prob := func(key string, v float64) error {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("params: key %q: want a probability in [0, 1], got %v", key, v)
+		}
+		return nil
+	}
+	pos := func(key string, v float64) error {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("params: key %q: want a positive number, got %v", key, v)
+		}
+		return nil
+	}
+	switch {
+	case p.Writers < 1 || p.Writers > 16:
+		return fmt.Errorf("params: key \"writers\": want 1..16, got %d", p.Writers)
+	case p.ContextUnits < 0 || p.ContextUnits > 64:
+		return fmt.Errorf("params: key \"context_units\": want 0..64, got %d", p.ContextUnits)
+	case p.MaxSteps < 1:
+		return fmt.Errorf("params: key \"max_steps\": want ≥ 1, got %d", p.MaxSteps)
+	case p.RefBaseLatency < 0 || math.IsNaN(p.RefBaseLatency) || math.IsInf(p.RefBaseLatency, 0):
+		return fmt.Errorf("params: key \"ref_base_latency_s\": want ≥ 0, got %v", p.RefBaseLatency)
+	}
+	for _, e := range []error{
+		prob("style_follow_prob", p.StyleFollowProb),
+		prob("structure_slip_prob", p.StructureSlipProb),
+		prob("styled_structure_slip_prob", p.StyledStructureSlipProb),
+		pos("ref_prefill_tps", p.RefPrefillTPS),
+		pos("ref_decode_tps", p.RefDecodeTPS),
+		pos("idle_wait_s", p.IdleWait),
+	} {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+type unitStatus uint8
+
+const (
+	unclaimed unitStatus = iota
+	drafting
+	done
+)
+
+type unitState struct {
+	status     unitStatus
+	owner      int // agent drafting or editing it now, -1
+	text       string
+	version    int // 0 until drafted; +1 per draft or edit
+	author     int // drafting agent, -1
+	lastWriter int // -1
+	edits      int
+	dev        uint16 // habit deviations from the house style (bit per habit)
+	outlineOK  bool
+}
+
+func (u *unitState) deviates() bool { return u.dev != 0 || !u.outlineOK }
+
+type taskKind uint8
+
+const (
+	taskNone taskKind = iota
+	taskRead
+	taskDraft
+	taskEdit
+	taskNoop // a text decision that found no unit
+)
+
+type agentState struct {
+	task      taskKind
+	unit      int
+	busyUntil float64
+	pending   string
+	read      bool
+	submitted bool
+	submitAt  float64
+	seen      []int          // per unit: the version last read or written by this agent (0 = never)
+	seenText  map[int]string // the texts this agent read or wrote, by unit
+	recent    []int          // units read or written, oldest first (no repeats)
+	drafted   int
+}
+
+type reservation struct {
+	decision int
+	unit     int // -1: nothing left
+	ok       bool
+}
+
+// Env is one instance of the writing task. It is not safe for concurrent
+// use.
+type Env struct {
+	p        Params
+	corpus   []RFC
+	spec     core.EnvSpec
+	maxUnits int
+
+	started, done bool
+	seed          uint64
+	rfc           *RFC
+	house         Style
+	habits        []Style
+	now           float64
+	units         []unitState
+	agents        []agentState
+	reserve       []reservation
+	masks         [][]bool // the masks of the last observations, which actions must respect
+	rng           *rand.Rand // for Simulate when the runtime passes none
+	steps         int
+	usageTokens   int
+	charged       int
+	llmCalls      int
+	edits, reads  int
+	meanTokens    float64
+	refMakespan   float64
+	refTokens     int
+	guide         string
+	brief         string
+}
+
+var decisionSpecs = []core.DecisionSpec{
+	{Name: "wait"},
+	{Name: "read_style"},
+	{Name: "draft_longest", NeedsText: true},
+	{Name: "draft_next", NeedsText: true},
+	{Name: "edit_peer", NeedsText: true},
+	{Name: "submit"},
+}
+
+// New returns a writing env configured by params (see [Params]).
+func New(params map[string]any) (*Env, error) {
+	p := DefaultParams()
+	if err := core.DecodeParams(params, &p); err != nil {
+		return nil, fmt.Errorf("writing: %w", err)
+	}
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("writing: %w", err)
+	}
+	var corpus []RFC
+	var err error
+	if p.CorpusDir != "" {
+		corpus, err = LoadDir(p.CorpusDir)
+	} else {
+		corpus, err = LoadShipped()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writing: %w", err)
+	}
+	if p.RFC != "" {
+		var names []string
+		found := false
+		for _, r := range corpus {
+			names = append(names, r.Name)
+			if r.Name == p.RFC {
+				corpus, found = []RFC{r}, true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("writing: params: key \"rfc\": no RFC %q in the corpus (have %s)", p.RFC, strings.Join(names, ", "))
+		}
+	}
+	e := &Env{p: p, corpus: corpus}
+	for _, r := range corpus {
+		e.maxUnits = max(e.maxUnits, len(r.Units))
+	}
+	agents := make([]string, p.Writers)
+	for i := range agents {
+		agents[i] = fmt.Sprintf("writer_%d", i)
+	}
+	e.spec = core.EnvSpec{
+		Name:      Name,
+		Agents:    agents,
+		ObsSize:   NumFeatures,
+		Decisions: append([]core.DecisionSpec(nil), decisionSpecs...),
+		StateSize: stateSize(p.Writers, e.maxUnits),
+		Metrics:   metricNames(),
+		Baselines: []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP},
+		MaxSteps:  p.MaxSteps,
+	}
+	return e, nil
+}
+
+func metricNames() []string {
+	m := []string{MetricMakespan, MetricReferenceMakespan, MetricTokens, MetricReferenceTokens,
+		MetricLLMCalls, MetricConsistency, MetricUnits, MetricUnitsDrafted, MetricEdits, MetricReads, MetricEnvTokens}
+	for _, c := range consistency.CheckNames() {
+		m = append(m, MetricConsistency+"."+c)
+	}
+	return m
+}
+
+// Spec describes the env.
+func (e *Env) Spec() core.EnvSpec { return e.spec }
+
+// Corpus returns the documents the env draws from.
+func (e *Env) Corpus() []RFC { return e.corpus }
+
+// Params returns the env's resolved parameters.
+func (e *Env) Params() Params { return e.p }
+
+// Close releases nothing; the env holds no resources.
+func (e *Env) Close() error { return nil }
+
+// Reset starts an episode: the seed draws the RFC, the house style and
+// every writer's habits.
+func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
+	rng := rand.New(rand.NewPCG(seed, 0x77726974696e67)) // "writing"
+	e.seed = seed
+	e.rfc = &e.corpus[rng.IntN(len(e.corpus))]
+	e.house = drawStyle(rng)
+	e.habits = make([]Style, e.p.Writers)
+	for i := range e.habits {
+		e.habits[i] = drawStyle(rng)
+	}
+	e.rng = rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+	e.started, e.done = true, false
+	e.now, e.steps = 0, 0
+	e.usageTokens, e.charged, e.llmCalls, e.edits, e.reads = 0, 0, 0, 0, 0
+	n := len(e.rfc.Units)
+	e.units = make([]unitState, n)
+	for k := range e.units {
+		e.units[k] = unitState{owner: -1, author: -1, lastWriter: -1, outlineOK: true}
+	}
+	e.agents = make([]agentState, e.p.Writers)
+	for i := range e.agents {
+		e.agents[i] = agentState{unit: -1, seen: make([]int, n), seenText: map[int]string{}}
+	}
+	e.reserve = make([]reservation, e.p.Writers)
+	e.meanTokens = float64(e.rfc.Tokens) / float64(n)
+	e.guide = e.house.Guide()
+	e.brief = e.buildBrief()
+	e.computeReference()
+	return e.observations(), nil
+}
+
+// House returns the episode's house style.
+func (e *Env) House() Style { return e.house }
+
+// Habits returns writer i's own habits in this episode.
+func (e *Env) Habits(i int) Style { return e.habits[i] }
+
+// RFC returns the episode's document.
+func (e *Env) RFC() *RFC { return e.rfc }
+
+// Now returns the virtual clock in seconds.
+func (e *Env) Now() float64 { return e.now }
+
+// latency is the env's latency model.
+func (e *Env) latency(prompt, completion int) float64 {
+	return e.p.RefBaseLatency + float64(prompt)/e.p.RefPrefillTPS + float64(completion)/e.p.RefDecodeTPS
+}
+
+// readCost returns what agent i would read now: the units and the tokens.
+func (e *Env) readCost(i int) (units []int, tokens int) {
+	tokens = tokensOf(e.guide)
+	for k := range e.units {
+		u := &e.units[k]
+		if u.status == done && u.lastWriter != i && e.agents[i].seen[k] != u.version {
+			units = append(units, k)
+			tokens += tokensOf(u.text)
+		}
+	}
+	return units, tokens
+}
+
+// computeReference sets the single-writer reference: one read_style, then
+// every unit in template order with the prompt it would have.
+func (e *Env) computeReference() {
+	readTok := tokensOf(e.guide)
+	t := e.p.RefBaseLatency + float64(readTok)/e.p.RefPrefillTPS
+	tok := readTok
+	for k, u := range e.rfc.Units {
+		var ctx []ctxUnit
+		for j := max(0, k-e.p.ContextUnits); j < k; j++ {
+			ctx = append(ctx, ctxUnit{unit: j, who: "you", text: e.rfc.Units[j].Source})
+		}
+		var older []int
+		for j := 0; j < k-e.p.ContextUnits; j++ {
+			older = append(older, j)
+		}
+		req := e.buildRequest(0, DraftNext, k, true, ctx, older, "")
+		pt := promptTokens(req)
+		t += e.latency(pt, u.Tokens)
+		tok += pt + u.Tokens
+	}
+	e.refMakespan, e.refTokens = t, tok
+}
+
+// Step applies the joint action (see the package doc).
+func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
+	switch {
+	case !e.started:
+		return core.StepResult{}, errors.New("writing: Step before Reset")
+	case e.done:
+		return core.StepResult{}, errors.New("writing: Step after the episode ended; call Reset")
+	case len(actions) != len(e.agents):
+		return core.StepResult{}, fmt.Errorf("writing: Step: want %d actions (one per writer), got %d", len(e.agents), len(actions))
+	}
+	for i, a := range actions {
+		if a.Decision < 0 || a.Decision >= NumDecisions {
+			return core.StepResult{}, fmt.Errorf("writing: Step: agent %d: decision %d out of range 0..%d", i, a.Decision, NumDecisions-1)
+		}
+		if !e.masks[i][a.Decision] {
+			return core.StepResult{}, fmt.Errorf("writing: Step: agent %d (writer_%d): decision %q is not legal now (t=%.1fs)", i, i, decisionSpecs[a.Decision].Name, e.now)
+		}
+	}
+	for i, a := range actions {
+		ag := &e.agents[i]
+		switch a.Decision {
+		case Wait:
+		case ReadStyle:
+			units, tok := e.readCost(i)
+			for _, k := range units {
+				e.see(i, k)
+			}
+			ag.read = true
+			e.charged += tok
+			e.reads++
+			ag.task, ag.unit = taskRead, -1
+			ag.busyUntil = e.now + e.latency(tok, 0)
+		case DraftLongest, DraftNext, EditPeer:
+			k := e.target(i, a.Decision)
+			e.llmCalls++
+			e.usageTokens += a.Usage.Tokens()
+			text := cleanText(a.Text)
+			lat := a.Usage.Latency.Seconds()
+			if lat <= 0 {
+				ct := a.Usage.CompletionTokens
+				if ct == 0 {
+					ct = tokensOf(text)
+				}
+				lat = e.latency(a.Usage.PromptTokens, ct)
+			}
+			ag.busyUntil = e.now + lat
+			ag.unit, ag.pending = k, text
+			switch {
+			case k < 0:
+				ag.task = taskNoop
+			case a.Decision == EditPeer:
+				ag.task = taskEdit
+				e.units[k].owner = i
+				e.see(i, k) // the editor reads the unit it edits
+			default:
+				ag.task = taskDraft
+				e.units[k].status, e.units[k].owner = drafting, i
+			}
+		case Submit:
+			ag.submitted, ag.submitAt = true, e.now
+		}
+	}
+	for i := range e.reserve {
+		e.reserve[i] = reservation{}
+	}
+	e.advance()
+	e.steps++
+	res := core.StepResult{Observations: e.observations()}
+	if e.allSubmitted() {
+		e.done = true
+		res.Terminated = true
+		e.finish(&res)
+	}
+	return res, nil
+}
+
+// Truncate ends the episode now; units not finished are left out of the
+// document.
+func (e *Env) Truncate() (core.StepResult, error) {
+	if !e.started {
+		return core.StepResult{}, errors.New("writing: Truncate before Reset")
+	}
+	e.done = true
+	res := core.StepResult{Observations: e.observations(), Truncated: true}
+	e.finish(&res)
+	return res, nil
+}
+
+func (e *Env) allSubmitted() bool {
+	for i := range e.agents {
+		if !e.agents[i].submitted {
+			return false
+		}
+	}
+	return true
+}
+
+// advance moves the clock to the next moment an agent becomes free and
+// completes the work that ends then.
+func (e *Env) advance() {
+	next := math.Inf(1)
+	for i := range e.agents {
+		if e.agents[i].task != taskNone {
+			next = math.Min(next, e.agents[i].busyUntil)
+		}
+	}
+	if math.IsInf(next, 1) {
+		if !e.allSubmitted() {
+			e.now += e.p.IdleWait
+		}
+		return
+	}
+	e.now = math.Max(e.now, next)
+	for i := range e.agents {
+		ag := &e.agents[i]
+		if ag.task == taskNone || ag.busyUntil > e.now {
+			continue
+		}
+		switch ag.task {
+		case taskDraft:
+			u := &e.units[ag.unit]
+			u.status, u.owner = done, -1
+			u.author, u.lastWriter = i, i
+			e.setText(ag.unit, ag.pending)
+			ag.drafted++
+			e.see(i, ag.unit)
+		case taskEdit:
+			u := &e.units[ag.unit]
+			u.owner, u.lastWriter = -1, i
+			u.edits++
+			e.edits++
+			e.setText(ag.unit, ag.pending)
+			e.see(i, ag.unit)
+		}
+		ag.task, ag.unit, ag.pending = taskNone, -1, ""
+	}
+}
+
+func (e *Env) setText(k int, text string) {
+	u := &e.units[k]
+	u.text = text
+	u.version++
+	pr := profile(text)
+	u.dev = pr.deviations(e.house)
+	u.outlineOK = pr.outlineOK(e.rfc.Units[k].Headings)
+}
+
+// see records that agent i has read (or written) unit k's current version.
+func (e *Env) see(i, k int) {
+	ag := &e.agents[i]
+	u := &e.units[k]
+	ag.seen[k] = u.version
+	ag.seenText[k] = u.text
+	for j, r := range ag.recent {
+		if r == k {
+			ag.recent = append(ag.recent[:j], ag.recent[j+1:]...)
+			break
+		}
+	}
+	ag.recent = append(ag.recent, k)
+}
+
+// cleanText makes an LLM's reply safe to use as a unit: valid UTF-8, at
+// most 256 KiB, without a fence wrapped around the whole reply.
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	const maxBytes = 256 << 10
+	if len(s) > maxBytes {
+		cut := maxBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	s = strings.TrimSpace(s)
+	lines := strings.Split(s, "\n")
+	if len(lines) >= 2 {
+		first := strings.TrimSpace(lines[0])
+		last := strings.TrimSpace(lines[len(lines)-1])
+		info := strings.ToLower(strings.TrimLeft(first, "`~"))
+		if (strings.HasPrefix(first, "```") || strings.HasPrefix(first, "~~~")) && (info == "" || info == "markdown" || info == "md") &&
+			last == first[:3] {
+			s = strings.TrimSpace(strings.Join(lines[1:len(lines)-1], "\n"))
+		}
+	}
+	return s
+}
+
+// Document returns the document as it stands: the finished units' texts in
+// template order.
+func (e *Env) Document() string {
+	var parts []string
+	for k := range e.units {
+		u := &e.units[k]
+		if u.version > 0 && strings.TrimSpace(u.text) != "" {
+			parts = append(parts, strings.TrimSpace(u.text))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "\n\n") + "\n"
+}
+
+func (e *Env) finish(res *core.StepResult) {
+	doc := e.Document()
+	rep := consistency.Check([]byte(doc))
+	makespan := e.now
+	if e.allSubmitted() {
+		makespan = 0
+		for i := range e.agents {
+			makespan = math.Max(makespan, e.agents[i].submitAt)
+		}
+	}
+	drafted := 0
+	for k := range e.units {
+		if e.units[k].version > 0 {
+			drafted++
+		}
+	}
+	m := map[string]float64{
+		MetricMakespan:          makespan,
+		MetricReferenceMakespan: e.refMakespan,
+		MetricTokens:            float64(e.usageTokens + e.charged),
+		MetricReferenceTokens:   float64(e.refTokens),
+		MetricLLMCalls:          float64(e.llmCalls),
+		MetricConsistency:       rep.Score,
+		MetricUnits:             float64(len(e.units)),
+		MetricUnitsDrafted:      float64(drafted),
+		MetricEdits:             float64(e.edits),
+		MetricReads:             float64(e.reads),
+		MetricEnvTokens:         float64(e.charged),
+	}
+	for _, c := range rep.Checks {
+		m[MetricConsistency+"."+c.Name] = c.Pass
+	}
+	res.Metrics = m
+	res.Artifacts = map[string][]byte{ArtifactDocument: []byte(doc)}
+}
+
+// legal returns agent i's mask.
+func (e *Env) legal(i int) []bool {
+	m := make([]bool, NumDecisions)
+	m[Wait] = true
+	ag := &e.agents[i]
+	if e.done || ag.submitted || ag.task != taskNone {
+		return m
+	}
+	anyUnclaimed := false
+	for k := range e.units {
+		if e.units[k].status == unclaimed {
+			anyUnclaimed = true
+			break
+		}
+	}
+	if !ag.read {
+		m[ReadStyle] = true
+	} else if units, _ := e.readCost(i); len(units) > 0 {
+		m[ReadStyle] = true
+	}
+	m[DraftLongest], m[DraftNext] = anyUnclaimed, anyUnclaimed
+	m[EditPeer] = ag.read && e.editTarget(i, -1) >= 0
+	m[Submit] = !anyUnclaimed
+	return m
+}
+
+// draftTarget returns the unclaimed unit a draft decision takes (not
+// reserved by another agent), or -1.
+func (e *Env) draftTarget(i, decision int) int {
+	best := -1
+	for k := range e.units {
+		if e.units[k].status != unclaimed || e.reservedByOther(i, k) {
+			continue
+		}
+		if decision == DraftNext {
+			return k
+		}
+		if best < 0 || e.rfc.Units[k].Tokens > e.rfc.Units[best].Tokens {
+			best = k
+		}
+	}
+	return best
+}
+
+// editTarget returns the unit edit_peer takes for agent i: a peer unit it
+// knows to deviate (the longest), else a never-edited peer unit it has not
+// read (template order); never one being edited or reserved. skip is a
+// unit to ignore (-1 none).
+func (e *Env) editTarget(i, skip int) int {
+	ag := &e.agents[i]
+	best, review := -1, -1
+	for k := range e.units {
+		u := &e.units[k]
+		if k == skip || u.status != done || u.owner >= 0 || u.lastWriter == i || e.reservedByOther(i, k) {
+			continue
+		}
+		if ag.seen[k] == u.version {
+			if u.deviates() && (best < 0 || e.rfc.Units[k].Tokens > e.rfc.Units[best].Tokens) {
+				best = k
+			}
+		} else if u.edits == 0 && review < 0 {
+			review = k
+		}
+	}
+	if best >= 0 {
+		return best
+	}
+	return review
+}
+
+func (e *Env) reservedByOther(i, k int) bool {
+	for j, r := range e.reserve {
+		if j != i && r.ok && r.unit == k {
+			return true
+		}
+	}
+	return false
+}
+
+// target returns (and reserves) the unit agent i's text decision works on,
+// honouring a reservation Prompt made; -1 when none is left.
+func (e *Env) target(i, decision int) int {
+	r := e.reserve[i]
+	if r.ok && r.decision == decision {
+		if r.unit < 0 || e.stillAvailable(i, decision, r.unit) {
+			return r.unit
+		}
+	}
+	k := -1
+	if decision == EditPeer {
+		k = e.editTarget(i, -1)
+	} else {
+		k = e.draftTarget(i, decision)
+	}
+	e.reserve[i] = reservation{decision: decision, unit: k, ok: true}
+	return k
+}
+
+func (e *Env) stillAvailable(i, decision, k int) bool {
+	u := &e.units[k]
+	if decision == EditPeer {
+		return u.status == done && u.owner < 0 && u.lastWriter != i
+	}
+	return u.status == unclaimed
+}
+
+// Prompt builds agent's LLM request for a text decision from its own
+// context only, and reserves the unit it will write (see the package doc).
+// It implements core.Prompter.
+func (e *Env) Prompt(agent, decision int) core.ChatRequest {
+	if !e.started || agent < 0 || agent >= len(e.agents) || decision < 0 || decision >= NumDecisions {
+		return core.ChatRequest{Agent: agent, Messages: []core.Message{{Role: "user", Content: "No task."}}}
+	}
+	k := -1
+	if decisionSpecs[decision].NeedsText {
+		k = e.target(agent, decision)
+	}
+	ag := &e.agents[agent]
+	var ctx []ctxUnit
+	var older []int
+	start := max(0, len(ag.recent)-e.p.ContextUnits)
+	for _, r := range ag.recent[:start] {
+		older = append(older, r)
+	}
+	for _, r := range ag.recent[start:] {
+		who := "you"
+		if e.units[r].lastWriter != agent && e.units[r].author != agent {
+			who = "a peer"
+		}
+		ctx = append(ctx, ctxUnit{unit: r, who: who, text: ag.seenText[r]})
+	}
+	current := ""
+	if decision == EditPeer && k >= 0 {
+		current = e.units[k].text
+	}
+	return e.buildRequest(agent, decision, k, ag.read, ctx, older, current)
+}
+
+// Simulate stands in for the LLM (core.Simulator): the reserved unit's real
+// RFC text rendered in the writer's habits, or in the house style with
+// slips when the writer has read it. Token counts: the prompt's, and
+// completion = ⌈1.3 × words⌉ of the text.
+func (e *Env) Simulate(agent, decision int, req core.ChatRequest, rng *rand.Rand) (core.SimCompletion, error) {
+	if !e.started {
+		return core.SimCompletion{}, errors.New("writing: Simulate before Reset")
+	}
+	if agent < 0 || agent >= len(e.agents) || decision < 0 || decision >= NumDecisions {
+		return core.SimCompletion{}, fmt.Errorf("writing: Simulate: agent %d decision %d out of range", agent, decision)
+	}
+	if !decisionSpecs[decision].NeedsText {
+		return core.SimCompletion{}, fmt.Errorf("writing: Simulate: decision %q needs no text", decisionSpecs[decision].Name)
+	}
+	if rng == nil {
+		rng = e.rng
+	}
+	k := e.target(agent, decision)
+	pt := promptTokens(req)
+	if k < 0 {
+		return core.SimCompletion{Text: "", PromptTokens: pt}, nil
+	}
+	read := e.agents[agent].read || decision == EditPeer
+	text := e.simulateUnit(agent, k, read, rng)
+	return core.SimCompletion{Text: text, PromptTokens: pt, CompletionTokens: tokensOf(text)}, nil
+}
+
+// simulateUnit renders unit k as writer i would.
+func (e *Env) simulateUnit(i, k int, read bool, rng *rand.Rand) string {
+	st := e.habits[i]
+	slipP := e.p.StructureSlipProb
+	if read {
+		st = mix(e.house, e.habits[i], e.p.StyleFollowProb, rng)
+		slipP = e.p.StyledStructureSlipProb
+	}
+	slip := slipNone
+	x, kind, alt := rng.Float64(), rng.IntN(2), rng.IntN(2)
+	if x < slipP {
+		slip = slipRename + slipKind(kind)
+	}
+	return render(e.rfc.Units[k].Source, st, slip, alt)
+}
+
+// ctxUnit is one unit quoted in a prompt.
+type ctxUnit struct {
+	unit int
+	who  string
+	text string
+}
+
+func (e *Env) buildBrief() string {
+	r := e.rfc
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are writing %q, a Rust RFC, with a team of %d writers. ", r.Title, e.p.Writers)
+	b.WriteString("The RFC follows the Rust RFC template. What it proposes, in the words of its Summary:\n\n")
+	sum := e.rfc.Units[0].Source
+	if _, after, ok := strings.Cut(sum, "## Summary"); ok {
+		sum = after
+	}
+	if i := strings.Index(sum, "\n### "); i >= 0 {
+		sum = sum[:i]
+	}
+	b.WriteString(strings.TrimSpace(sum))
+	b.WriteString("\n")
+	return b.String()
+}
+
+// outlineText lists the units with their headings and lengths.
+func (e *Env) outlineText() string {
+	var b strings.Builder
+	for k, u := range e.rfc.Units {
+		fmt.Fprintf(&b, "%d. %s (about %d words)\n", k, u.Path, u.Words)
+	}
+	return b.String()
+}
+
+func headingsText(hs []OutlineHeading) string {
+	var parts []string
+	for _, h := range hs {
+		parts = append(parts, fmt.Sprintf("H%d %q", h.Level, h.Text))
+	}
+	return strings.Join(parts, ", then ")
+}
+
+// buildRequest builds a prompt from the given pieces of one agent's own
+// context.
+func (e *Env) buildRequest(agent, decision, k int, read bool, ctx []ctxUnit, older []int, current string) core.ChatRequest {
+	var b strings.Builder
+	b.WriteString("## Brief\n\n")
+	b.WriteString(e.brief)
+	b.WriteString("\n## Outline (units of work, in document order)\n\n")
+	b.WriteString(e.outlineText())
+	if read {
+		b.WriteString("\n## House style\n\n")
+		b.WriteString(e.guide)
+	}
+	if len(older) > 0 || len(ctx) > 0 {
+		b.WriteString("\n## What you have read or written so far\n\n")
+		for _, o := range older {
+			fmt.Fprintf(&b, "- unit %d (%s), not quoted again\n", o, e.rfc.Units[o].Path)
+		}
+		for _, c := range ctx {
+			fmt.Fprintf(&b, "\n### Unit %d, written by %s\n\n%s\n", c.unit, c.who, c.text)
+		}
+	}
+	b.WriteString("\n## Your task\n\n")
+	maxTok := 256
+	switch {
+	case k < 0:
+		b.WriteString("Every unit is taken; there is nothing for you to write. Reply with nothing.\n")
+	case decision == EditPeer:
+		u := e.rfc.Units[k]
+		fmt.Fprintf(&b, "Edit unit %d (%s), written by a peer, so that it follows the house style and the outline conventions exactly; keep its content. "+
+			"Its headings must be: %s. Reply with the whole edited unit in Markdown and nothing else.\n\n%s\n", k, u.Path, headingsText(u.Headings), current)
+		maxTok += 2 * u.Tokens
+	default:
+		u := e.rfc.Units[k]
+		fmt.Fprintf(&b, "Write unit %d: %s, about %d words. Start with its heading(s): %s. ", k, u.Path, u.Words, headingsText(u.Headings))
+		if k == 0 && len(u.Headings) > 0 && u.Headings[0].Level == 1 {
+			b.WriteString("As the first unit it carries the document title and, below it, the RFC's metadata list (Feature Name, Start Date, RFC PR, Rust Issue). ")
+		}
+		b.WriteString("Write only this unit, in Markdown, nothing else.\n")
+		maxTok += 2 * u.Tokens
+	}
+	return core.ChatRequest{
+		Messages: []core.Message{
+			{Role: "system", Content: fmt.Sprintf("You are writer_%d, one of %d technical writers drafting a Rust RFC together. You see only your own notes.", agent, e.p.Writers)},
+			{Role: "user", Content: b.String()},
+		},
+		MaxTokens:   maxTok,
+		Temperature: 0.7,
+		Agent:       agent,
+		Decision:    decisionSpecs[decision].Name,
+	}
+}
+
+func promptTokens(req core.ChatRequest) int {
+	n := 0
+	for _, m := range req.Messages {
+		n += tokensOf(m.Content)
+	}
+	return n
+}
+
+// Latency returns the env's latency model for one call, as a duration
+// (for tests and runtimes that want the same model).
+func (e *Env) Latency(prompt, completion int) time.Duration {
+	return time.Duration(e.latency(prompt, completion) * float64(time.Second))
+}

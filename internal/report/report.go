@@ -1,0 +1,190 @@
+// Package report turns a run directory's metrics.jsonl and evaluation into
+// report.md and curves.png (learning curves drawn with gonum/plot).
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/troupe-dev/troupe/core/runtime"
+)
+
+// ReadMetrics reads a metrics.jsonl file. A line that does not parse is an
+// error naming the file and line.
+func ReadMetrics(path string) ([]runtime.IterationStats, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []runtime.IterationStats
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var st runtime.IterationStats
+		if err := json.Unmarshal(sc.Bytes(), &st); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, st)
+	}
+	return out, sc.Err()
+}
+
+// Write reads dir/metrics.jsonl and writes dir/curves.png and dir/report.md.
+// eval may be nil (no evaluation was run).
+func Write(dir, project string, eval *runtime.EvalReport) error {
+	stats, err := ReadMetrics(filepath.Join(dir, "metrics.jsonl"))
+	if err != nil {
+		return err
+	}
+	if err := Curves(filepath.Join(dir, "curves.png"), stats); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(Markdown(project, stats, eval)), 0o644)
+}
+
+var palette = []color.Color{
+	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
+	color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff},
+}
+
+// Curves draws the joint reward and each component per iteration, one
+// panel each, into a PNG file.
+func Curves(path string, stats []runtime.IterationStats) error {
+	series := []string{"reward"}
+	comps := map[string]bool{}
+	for _, s := range stats {
+		for k := range s.Components {
+			comps[k] = true
+		}
+	}
+	var names []string
+	for k := range comps {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	series = append(series, names...)
+	const w = 5 * vg.Inch
+	h := vg.Length(2.2*float64(len(series))) * vg.Inch
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: len(series), Cols: 1, PadY: vg.Points(6), PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
+	for i, name := range series {
+		p := plot.New()
+		p.Title.Text = name
+		p.X.Label.Text = "iteration"
+		pts := make(plotter.XYs, 0, len(stats))
+		for _, s := range stats {
+			y := s.RewardMean
+			if name != "reward" {
+				y = s.Components[name]
+			}
+			pts = append(pts, plotter.XY{X: float64(s.Iteration), Y: y})
+		}
+		if len(pts) == 0 {
+			pts = append(pts, plotter.XY{})
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return err
+		}
+		l.Color = palette[i%len(palette)]
+		l.Width = vg.Points(1.5)
+		p.Add(l, plotter.NewGrid())
+		p.Draw(tiles.At(dc, 0, i))
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Markdown renders the report: the training summary and the evaluation
+// table.
+func Markdown(project string, stats []runtime.IterationStats, eval *runtime.EvalReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Troupe run report: %s\n\n", project)
+	if len(stats) > 0 {
+		first, last := stats[0], stats[len(stats)-1]
+		fmt.Fprintf(&b, "LLM backend: **%s**%s.\n\n", last.Backend, simNote(last.Backend))
+		fmt.Fprintf(&b, "Training: %d iterations, %d environment steps, %.0f s of wall time.\n\n", last.Iteration, last.EnvSteps, last.WallS)
+		fmt.Fprintf(&b, "| | first iteration | last iteration |\n|---|---:|---:|\n")
+		fmt.Fprintf(&b, "| joint reward | %.4f | %.4f |\n", first.RewardMean, last.RewardMean)
+		for _, k := range sortedKeys(last.Components) {
+			fmt.Fprintf(&b, "| %s | %.4f | %.4f |\n", k, first.Components[k], last.Components[k])
+		}
+		fmt.Fprintf(&b, "| KL to reference | %.4f | %.4f |\n| entropy | %.4f | %.4f |\n| failed episodes | %d | %d |\n\n",
+			first.KL, last.KL, first.Entropy, last.Entropy, first.FailedEpisodes, last.FailedEpisodes)
+		b.WriteString("![learning curves](curves.png)\n\n")
+	}
+	if eval != nil {
+		fmt.Fprintf(&b, "## Evaluation\n\n%d episodes per policy on held-out seeds (eval seed %d), env `%s`, LLM backend **%s**%s.\n\n",
+			eval.Episodes, eval.Seed, eval.Env, eval.Backend, simNote(eval.Backend))
+		var comps, mets []string
+		cs, ms := map[string]bool{}, map[string]bool{}
+		for _, p := range eval.Policies {
+			for k := range p.Components {
+				cs[k] = true
+			}
+			for k := range p.Metrics {
+				if !strings.Contains(k, ".") && !strings.HasPrefix(k, "reference_") {
+					ms[k] = true
+				}
+			}
+		}
+		comps, mets = sortedKeys(cs), sortedKeys(ms)
+		head := append(append([]string{"policy", "reward"}, comps...), mets...)
+		head = append(head, "makespan_s", "speedup", "tokens", "llm_calls", "failed")
+		fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+		for _, n := range eval.PolicyOrder() {
+			p := eval.Policies[n]
+			row := []string{n, fmt.Sprintf("%.4f", p.Reward)}
+			for _, c := range comps {
+				row = append(row, fmt.Sprintf("%.4f", p.Components[c]))
+			}
+			for _, m := range mets {
+				row = append(row, fmt.Sprintf("%.4g", p.Metrics[m]))
+			}
+			row = append(row, fmt.Sprintf("%.1f", p.MakespanS), fmt.Sprintf("%.2f", p.Speedup), fmt.Sprintf("%.0f", p.Tokens), fmt.Sprintf("%.1f", p.LLMCalls), fmt.Sprintf("%d", p.FailedEpisodes))
+			fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
+		}
+		b.WriteString("\n`speedup` = mean makespan of `single_agent` ÷ mean makespan of the policy, on the same seeds.\n")
+	}
+	return b.String()
+}
+
+func simNote(backend string) string {
+	if strings.Contains(backend, "sim") {
+		return " (the offline simulated LLM: texts come from the task's surrogate and times are virtual)"
+	}
+	return ""
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,684 @@
+package wasmabi
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/troupe-dev/troupe/core"
+)
+
+// Flag bits of an observation record.
+const obsHasMask = 1
+
+// Flag bits of a step result.
+const (
+	stepTerminated = 1 << 0
+	stepTruncated  = 1 << 1
+	stepHasRewards = 1 << 2
+)
+
+// Flag bits of an episode.
+const (
+	epTerminated    = 1 << 0
+	epTruncated     = 1 << 1
+	epBudgetStopped = 1 << 2
+)
+
+// Reader decodes little-endian values from B. The first failure sticks in
+// Err, and every later read returns a zero value, so a decoder checks Err
+// once at the end.
+type Reader struct {
+	B   []byte
+	Off int
+	Err error
+}
+
+func (r *Reader) need(n int, what string) bool {
+	if r.Err != nil {
+		return false
+	}
+	if n < 0 || n > len(r.B)-r.Off {
+		r.Err = fmt.Errorf("at byte %d: %s needs %d bytes, only %d left", r.Off, what, n, len(r.B)-r.Off)
+		return false
+	}
+	return true
+}
+
+// U32 reads a uint32.
+func (r *Reader) U32(what string) uint32 {
+	if !r.need(4, what) {
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(r.B[r.Off:])
+	r.Off += 4
+	return v
+}
+
+// I32 reads an int32.
+func (r *Reader) I32(what string) int32 { return int32(r.U32(what)) }
+
+// U64 reads a uint64.
+func (r *Reader) U64(what string) uint64 {
+	if !r.need(8, what) {
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(r.B[r.Off:])
+	r.Off += 8
+	return v
+}
+
+// I64 reads an int64.
+func (r *Reader) I64(what string) int64 { return int64(r.U64(what)) }
+
+// F64 reads a float64.
+func (r *Reader) F64(what string) float64 { return math.Float64frombits(r.U64(what)) }
+
+// Count reads a u32 element count and checks that count elements of at
+// least minSize bytes each can still follow.
+func (r *Reader) Count(what string, minSize int) int {
+	n := r.U32(what)
+	if r.Err != nil {
+		return 0
+	}
+	if minSize > 0 && uint64(n)*uint64(minSize) > uint64(len(r.B)-r.Off) {
+		r.Err = fmt.Errorf("at byte %d: %s %d is more than the %d bytes left can hold", r.Off-4, what, n, len(r.B)-r.Off)
+		return 0
+	}
+	return int(n)
+}
+
+// Raw reads a u32 length and returns that many bytes, aliasing B.
+func (r *Reader) Raw(what string) []byte {
+	n := r.U32(what + " length")
+	if !r.need(int(min(n, math.MaxInt32)), what) {
+		return nil
+	}
+	b := r.B[r.Off : r.Off+int(n) : r.Off+int(n)]
+	r.Off += int(n)
+	return b
+}
+
+// Str reads a length-prefixed string (copied).
+func (r *Reader) Str(what string) string {
+	b := r.Raw(what)
+	if len(b) == 0 {
+		return ""
+	}
+	return string(b)
+}
+
+// backend interns the usual backend names so that decoding them does not
+// allocate.
+func (r *Reader) backend() string {
+	b := r.Raw("backend")
+	switch string(b) {
+	case "":
+		return ""
+	case "sim":
+		return "sim"
+	case "openai":
+		return "openai"
+	case "replay":
+		return "replay"
+	}
+	return string(b)
+}
+
+// Bytes reads a length-prefixed byte string (copied).
+func (r *Reader) Bytes(what string) []byte {
+	b := r.Raw(what)
+	if r.Err != nil {
+		return nil
+	}
+	return slices.Clone(b)
+}
+
+// End records an error if bytes are left over.
+func (r *Reader) End(what string) {
+	if r.Err == nil && r.Off != len(r.B) {
+		r.Err = fmt.Errorf("%s: %d unexpected bytes after byte %d", what, len(r.B)-r.Off, r.Off)
+	}
+}
+
+// The append helpers below write little-endian values.
+
+// AppendU32 appends a uint32.
+func AppendU32(b []byte, v uint32) []byte { return binary.LittleEndian.AppendUint32(b, v) }
+
+// AppendU64 appends a uint64.
+func AppendU64(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint64(b, v) }
+
+// AppendF64 appends a float64.
+func AppendF64(b []byte, v float64) []byte {
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+}
+
+// AppendStr appends a u32 length and the bytes of s.
+func AppendStr(b []byte, s string) []byte {
+	b = AppendU32(b, uint32(len(s)))
+	return append(b, s...)
+}
+
+// AppendRaw appends a u32 length and p.
+func AppendRaw(b []byte, p []byte) []byte {
+	b = AppendU32(b, uint32(len(p)))
+	return append(b, p...)
+}
+
+// ---- joint action -------------------------------------------------------
+
+// ActionsSize returns the encoded size of a joint action.
+func ActionsSize(actions []core.Action) int {
+	n := 4
+	for i := range actions {
+		n += 4 + 8 + 8 + 8 + 4 + len(actions[i].Usage.Backend) + 4 + len(actions[i].Text)
+	}
+	return n
+}
+
+// AppendActions encodes a joint action:
+//
+//	u32 n; n × {i32 decision; i64 prompt_tokens; i64 completion_tokens;
+//	i64 latency_ns; str backend; str text}
+func AppendActions(b []byte, actions []core.Action) []byte {
+	b = AppendU32(b, uint32(len(actions)))
+	for i := range actions {
+		a := &actions[i]
+		b = AppendU32(b, uint32(int32(a.Decision)))
+		b = AppendU64(b, uint64(int64(a.Usage.PromptTokens)))
+		b = AppendU64(b, uint64(int64(a.Usage.CompletionTokens)))
+		b = AppendU64(b, uint64(int64(a.Usage.Latency)))
+		b = AppendStr(b, a.Usage.Backend)
+		b = AppendStr(b, a.Text)
+	}
+	return b
+}
+
+// DecodeActions decodes a joint action into dst (reused when large enough).
+func DecodeActions(b []byte, dst []core.Action) ([]core.Action, error) {
+	r := Reader{B: b}
+	n := r.Count("agent count", 36)
+	if cap(dst) < n {
+		dst = make([]core.Action, n)
+	}
+	dst = dst[:n]
+	for i := 0; i < n && r.Err == nil; i++ {
+		a := &dst[i]
+		a.Decision = int(r.I32("decision"))
+		a.Usage.PromptTokens = int(r.I64("prompt_tokens"))
+		a.Usage.CompletionTokens = int(r.I64("completion_tokens"))
+		a.Usage.Latency = time.Duration(r.I64("latency_ns"))
+		a.Usage.Backend = r.backend()
+		a.Text = r.Str("text")
+	}
+	r.End("joint action")
+	if r.Err != nil {
+		return dst[:0], fmt.Errorf("joint action: %w", r.Err)
+	}
+	return dst, nil
+}
+
+// ---- observations -------------------------------------------------------
+
+// Shape is what a decoder checks observations against: the spec's number of
+// agents, features per observation and decisions.
+type Shape struct {
+	Agents, ObsSize, Decisions int
+}
+
+// ShapeOf returns the shape of a spec.
+func ShapeOf(s core.EnvSpec) Shape {
+	return Shape{Agents: len(s.Agents), ObsSize: s.ObsSize, Decisions: len(s.Decisions)}
+}
+
+func maskBytes(decisions int) int { return (decisions + 7) / 8 }
+
+// AppendObservations encodes observations:
+//
+//	u32 n_agents; u32 obs_size; u32 n_decisions;
+//	n × {u32 flags (bit 0: has mask); f64 × obs_size features;
+//	     [ceil(n_decisions/8) mask bytes, bit d of byte d/8, LSB first]; str text}
+//
+// It fails if an observation does not fit the shape.
+func AppendObservations(b []byte, obs []core.Observation, sh Shape) ([]byte, error) {
+	if len(obs) != sh.Agents {
+		return b, fmt.Errorf("%d observations for %d agents", len(obs), sh.Agents)
+	}
+	b = AppendU32(b, uint32(len(obs)))
+	b = AppendU32(b, uint32(sh.ObsSize))
+	b = AppendU32(b, uint32(sh.Decisions))
+	for i := range obs {
+		o := &obs[i]
+		if len(o.Features) != sh.ObsSize {
+			return b, fmt.Errorf("observation of agent %d has %d features, obs_size is %d", i, len(o.Features), sh.ObsSize)
+		}
+		if o.Mask != nil && len(o.Mask) != sh.Decisions {
+			return b, fmt.Errorf("mask of agent %d has %d entries, there are %d decisions", i, len(o.Mask), sh.Decisions)
+		}
+		var flags uint32
+		if o.Mask != nil {
+			flags |= obsHasMask
+		}
+		b = AppendU32(b, flags)
+		for _, f := range o.Features {
+			b = AppendF64(b, f)
+		}
+		if o.Mask != nil {
+			for k := 0; k < len(o.Mask); k += 8 {
+				var by byte
+				for j := 0; j < 8 && k+j < len(o.Mask); j++ {
+					if o.Mask[k+j] {
+						by |= 1 << j
+					}
+				}
+				b = append(b, by)
+			}
+		}
+		b = AppendStr(b, o.Text)
+	}
+	return b, nil
+}
+
+// Observations decodes an observations block that must match sh.
+func (r *Reader) Observations(sh Shape) []core.Observation {
+	n := r.U32("agent count")
+	obsSize := r.U32("obs_size")
+	nd := r.U32("decision count")
+	if r.Err != nil {
+		return nil
+	}
+	switch {
+	case int(n) != sh.Agents:
+		r.Err = fmt.Errorf("at byte %d: %d observations, the spec has %d agents", r.Off-12, n, sh.Agents)
+	case int(obsSize) != sh.ObsSize:
+		r.Err = fmt.Errorf("at byte %d: obs_size %d, the spec says %d", r.Off-8, obsSize, sh.ObsSize)
+	case int(nd) != sh.Decisions:
+		r.Err = fmt.Errorf("at byte %d: %d decisions, the spec has %d", r.Off-4, nd, sh.Decisions)
+	}
+	if r.Err != nil {
+		return nil
+	}
+	if uint64(n)*uint64(8+8*obsSize) > uint64(len(r.B)-r.Off) {
+		r.Err = fmt.Errorf("at byte %d: %d observations of %d features do not fit in the %d bytes left", r.Off, n, obsSize, len(r.B)-r.Off)
+		return nil
+	}
+	obs := make([]core.Observation, n)
+	feats := make([]float64, int(n)*int(obsSize))
+	var masks []bool
+	mb := maskBytes(int(nd))
+	for i := range obs {
+		flags := r.U32("observation flags")
+		if flags&^obsHasMask != 0 && r.Err == nil {
+			r.Err = fmt.Errorf("at byte %d: agent %d: unknown observation flags %#x", r.Off-4, i, flags)
+		}
+		if !r.need(8*int(obsSize), "features") {
+			return nil
+		}
+		f := feats[i*int(obsSize) : (i+1)*int(obsSize) : (i+1)*int(obsSize)]
+		for k := range f {
+			f[k] = math.Float64frombits(binary.LittleEndian.Uint64(r.B[r.Off:]))
+			r.Off += 8
+		}
+		obs[i].Features = f
+		if flags&obsHasMask != 0 {
+			if !r.need(mb, "mask") {
+				return nil
+			}
+			if masks == nil {
+				masks = make([]bool, int(n)*int(nd))
+			}
+			m := masks[i*int(nd) : (i+1)*int(nd) : (i+1)*int(nd)]
+			for d := range m {
+				m[d] = r.B[r.Off+d/8]&(1<<(d%8)) != 0
+			}
+			if int(nd)%8 != 0 && r.B[r.Off+mb-1]>>(int(nd)%8) != 0 {
+				r.Err = fmt.Errorf("at byte %d: agent %d: mask bits set beyond decision %d", r.Off+mb-1, i, nd-1)
+				return nil
+			}
+			r.Off += mb
+			obs[i].Mask = m
+		}
+		obs[i].Text = r.Str("observation text")
+	}
+	return obs
+}
+
+// DecodeObservations decodes a complete reset reply.
+func DecodeObservations(b []byte, sh Shape) ([]core.Observation, error) {
+	r := Reader{B: b}
+	obs := r.Observations(sh)
+	r.End("observations")
+	if r.Err != nil {
+		return nil, fmt.Errorf("observations: %w", r.Err)
+	}
+	return obs, nil
+}
+
+// ---- step result --------------------------------------------------------
+
+// AppendStepResult encodes a step result:
+//
+//	u32 flags (bit 0 terminated, bit 1 truncated, bit 2 has rewards);
+//	observations; [f64 × n_agents rewards]; u32 n_metrics; n × {str name;
+//	f64 value}; u32 n_artifacts; n × {str name; str data}
+//
+// Metrics and artifacts are written sorted by name.
+func AppendStepResult(b []byte, res *core.StepResult, sh Shape) ([]byte, error) {
+	var flags uint32
+	if res.Terminated {
+		flags |= stepTerminated
+	}
+	if res.Truncated {
+		flags |= stepTruncated
+	}
+	if res.Rewards != nil {
+		if len(res.Rewards) != sh.Agents {
+			return b, fmt.Errorf("%d rewards for %d agents", len(res.Rewards), sh.Agents)
+		}
+		flags |= stepHasRewards
+	}
+	b = AppendU32(b, flags)
+	b, err := AppendObservations(b, res.Observations, sh)
+	if err != nil {
+		return b, err
+	}
+	for _, v := range res.Rewards {
+		b = AppendF64(b, v)
+	}
+	b = AppendMetrics(b, res.Metrics)
+	b = AppendU32(b, uint32(len(res.Artifacts)))
+	for _, k := range sortedKeys(res.Artifacts) {
+		b = AppendStr(b, k)
+		b = AppendRaw(b, res.Artifacts[k])
+	}
+	return b, nil
+}
+
+// DecodeStepResult decodes a step (or truncate) reply that must match sh.
+func DecodeStepResult(b []byte, sh Shape) (core.StepResult, error) {
+	r := Reader{B: b}
+	var res core.StepResult
+	flags := r.U32("step flags")
+	if r.Err == nil && flags&^(stepTerminated|stepTruncated|stepHasRewards) != 0 {
+		r.Err = fmt.Errorf("at byte 0: unknown step flags %#x", flags)
+	}
+	res.Terminated = flags&stepTerminated != 0
+	res.Truncated = flags&stepTruncated != 0
+	res.Observations = r.Observations(sh)
+	if flags&stepHasRewards != 0 && r.need(8*sh.Agents, "rewards") {
+		res.Rewards = make([]float64, sh.Agents)
+		for i := range res.Rewards {
+			res.Rewards[i] = r.F64("reward")
+		}
+	}
+	res.Metrics = r.Metrics("metric count")
+	if n := r.Count("artifact count", 8); n > 0 {
+		res.Artifacts = make(map[string][]byte, n)
+		for range n {
+			k := r.Str("artifact name")
+			res.Artifacts[k] = r.Bytes("artifact data")
+		}
+	}
+	r.End("step result")
+	if r.Err != nil {
+		return core.StepResult{}, fmt.Errorf("step result: %w", r.Err)
+	}
+	return res, nil
+}
+
+// AppendMetrics appends u32 n; n × {str name; f64 value}, sorted by name.
+func AppendMetrics(b []byte, m map[string]float64) []byte {
+	b = AppendU32(b, uint32(len(m)))
+	if len(m) == 0 {
+		return b
+	}
+	for _, k := range sortedKeys(m) {
+		b = AppendStr(b, k)
+		b = AppendF64(b, m[k])
+	}
+	return b
+}
+
+// Metrics decodes what AppendMetrics wrote (nil when empty).
+func (r *Reader) Metrics(what string) map[string]float64 {
+	n := r.Count(what, 12)
+	if n == 0 {
+		return nil
+	}
+	m := make(map[string]float64, n)
+	for range n {
+		k := r.Str("metric name")
+		m[k] = r.F64("metric value")
+	}
+	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// ---- state, decisions ---------------------------------------------------
+
+// AppendFloats appends u32 n; f64 × n.
+func AppendFloats(b []byte, v []float64) []byte {
+	b = AppendU32(b, uint32(len(v)))
+	for _, f := range v {
+		b = AppendF64(b, f)
+	}
+	return b
+}
+
+// DecodeFloats decodes what AppendFloats wrote; want < 0 accepts any length.
+func DecodeFloats(b []byte, want int) ([]float64, error) {
+	r := Reader{B: b}
+	n := r.Count("value count", 8)
+	if r.Err == nil && want >= 0 && n != want {
+		r.Err = fmt.Errorf("%d values, want %d", n, want)
+	}
+	var v []float64
+	if r.Err == nil {
+		v = make([]float64, n)
+		for i := range v {
+			v[i] = r.F64("value")
+		}
+	}
+	r.End("state")
+	if r.Err != nil {
+		return nil, fmt.Errorf("state: %w", r.Err)
+	}
+	return v, nil
+}
+
+// AppendDecisions appends u32 n; i32 × n.
+func AppendDecisions(b []byte, d []int) []byte {
+	b = AppendU32(b, uint32(len(d)))
+	for _, x := range d {
+		b = AppendU32(b, uint32(int32(x)))
+	}
+	return b
+}
+
+// DecodeDecisions decodes what AppendDecisions wrote; there must be want.
+func DecodeDecisions(b []byte, want int) ([]int, error) {
+	r := Reader{B: b}
+	n := r.Count("decision count", 4)
+	if r.Err == nil && n != want {
+		r.Err = fmt.Errorf("%d decisions for %d agents", n, want)
+	}
+	var d []int
+	if r.Err == nil {
+		d = make([]int, n)
+		for i := range d {
+			d[i] = int(r.I32("decision"))
+		}
+	}
+	r.End("decisions")
+	if r.Err != nil {
+		return nil, fmt.Errorf("baseline decisions: %w", r.Err)
+	}
+	return d, nil
+}
+
+// AppendBaselineCall encodes the baseline export's input: str name;
+// observations.
+func AppendBaselineCall(b []byte, name string, obs []core.Observation, sh Shape) ([]byte, error) {
+	b = AppendStr(b, name)
+	return AppendObservations(b, obs, sh)
+}
+
+// DecodeBaselineCall decodes what AppendBaselineCall wrote.
+func DecodeBaselineCall(b []byte, sh Shape) (string, []core.Observation, error) {
+	r := Reader{B: b}
+	name := r.Str("baseline name")
+	obs := r.Observations(sh)
+	r.End("baseline call")
+	if r.Err != nil {
+		return "", nil, fmt.Errorf("baseline call: %w", r.Err)
+	}
+	return name, obs, nil
+}
+
+// ---- episode, score -----------------------------------------------------
+
+// AppendEpisode encodes an episode for the score export:
+//
+//	str env; u64 seed; u32 steps; u32 flags (bit 0 terminated, bit 1
+//	truncated, bit 2 budget stopped); u32 n; f64 × n agent returns;
+//	u32 n; n × {i64 prompt_tokens; i64 completion_tokens; i64 latency_ns;
+//	str backend} agent usage; metrics; u32 n; n × {str name; str data}
+//	artifacts
+func AppendEpisode(b []byte, ep *core.Episode) []byte {
+	b = AppendStr(b, ep.Env)
+	b = AppendU64(b, ep.Seed)
+	b = AppendU32(b, uint32(ep.Steps))
+	var flags uint32
+	if ep.Terminated {
+		flags |= epTerminated
+	}
+	if ep.Truncated {
+		flags |= epTruncated
+	}
+	if ep.BudgetStopped {
+		flags |= epBudgetStopped
+	}
+	b = AppendU32(b, flags)
+	b = AppendFloats(b, ep.AgentReturns)
+	b = AppendU32(b, uint32(len(ep.AgentUsage)))
+	for _, u := range ep.AgentUsage {
+		b = AppendU64(b, uint64(int64(u.PromptTokens)))
+		b = AppendU64(b, uint64(int64(u.CompletionTokens)))
+		b = AppendU64(b, uint64(int64(u.Latency)))
+		b = AppendStr(b, u.Backend)
+	}
+	b = AppendMetrics(b, ep.Metrics)
+	b = AppendU32(b, uint32(len(ep.Artifacts)))
+	for _, k := range sortedKeys(ep.Artifacts) {
+		b = AppendStr(b, k)
+		b = AppendRaw(b, ep.Artifacts[k])
+	}
+	return b
+}
+
+// DecodeEpisode decodes what AppendEpisode wrote.
+func DecodeEpisode(b []byte) (*core.Episode, error) {
+	r := Reader{B: b}
+	ep := &core.Episode{}
+	ep.Env = r.Str("env name")
+	ep.Seed = r.U64("seed")
+	ep.Steps = int(r.U32("steps"))
+	flags := r.U32("episode flags")
+	ep.Terminated = flags&epTerminated != 0
+	ep.Truncated = flags&epTruncated != 0
+	ep.BudgetStopped = flags&epBudgetStopped != 0
+	if n := r.Count("return count", 8); n > 0 {
+		ep.AgentReturns = make([]float64, n)
+		for i := range ep.AgentReturns {
+			ep.AgentReturns[i] = r.F64("agent return")
+		}
+	}
+	if n := r.Count("usage count", 28); n > 0 {
+		ep.AgentUsage = make([]core.Usage, n)
+		for i := range ep.AgentUsage {
+			u := &ep.AgentUsage[i]
+			u.PromptTokens = int(r.I64("prompt_tokens"))
+			u.CompletionTokens = int(r.I64("completion_tokens"))
+			u.Latency = time.Duration(r.I64("latency_ns"))
+			u.Backend = r.backend()
+		}
+	}
+	ep.Metrics = r.Metrics("metric count")
+	if n := r.Count("artifact count", 8); n > 0 {
+		ep.Artifacts = make(map[string][]byte, n)
+		for range n {
+			k := r.Str("artifact name")
+			ep.Artifacts[k] = r.Bytes("artifact data")
+		}
+	}
+	r.End("episode")
+	if r.Err != nil {
+		return nil, fmt.Errorf("episode: %w", r.Err)
+	}
+	return ep, nil
+}
+
+// AppendScore encodes the score export's reply: components, then metrics,
+// each as u32 n; n × {str name; f64 value}.
+func AppendScore(b []byte, components, metrics map[string]float64) []byte {
+	b = AppendMetrics(b, components)
+	return AppendMetrics(b, metrics)
+}
+
+// DecodeScore decodes what AppendScore wrote.
+func DecodeScore(b []byte) (components, metrics map[string]float64, err error) {
+	r := Reader{B: b}
+	components = r.Metrics("component count")
+	metrics = r.Metrics("metric count")
+	r.End("score")
+	if r.Err != nil {
+		return nil, nil, fmt.Errorf("score: %w", r.Err)
+	}
+	if components == nil {
+		components = map[string]float64{}
+	}
+	return components, metrics, nil
+}
+
+// ---- error message ------------------------------------------------------
+
+// MaxErrorLen bounds the error messages the host reads.
+const MaxErrorLen = 4096
+
+// AppendError encodes an error message: str message.
+func AppendError(b []byte, msg string) []byte {
+	if len(msg) > MaxErrorLen {
+		msg = msg[:MaxErrorLen]
+	}
+	return AppendStr(b, msg)
+}
+
+// DecodeError reads the message after a negative code; a malformed message
+// yields a description of the problem instead.
+func DecodeError(b []byte) string {
+	if len(b) < 4 {
+		return "(no message: buffer too small)"
+	}
+	n := binary.LittleEndian.Uint32(b)
+	if n > MaxErrorLen {
+		n = MaxErrorLen
+	}
+	if int(n) > len(b)-4 {
+		return "(no message: length beyond the buffer)"
+	}
+	return string(b[4 : 4+n])
+}

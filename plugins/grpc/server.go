@@ -1,0 +1,229 @@
+package grpcplugin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/troupe-dev/troupe/core"
+	pb "github.com/troupe-dev/troupe/plugins/grpc/proto"
+)
+
+// The plugin side: gRPC services that serve one core.Env or core.RewardFunc.
+//
+// Errors the env or reward function returns travel as code UNKNOWN with the
+// error's text; a panic is recovered and travels as code INTERNAL (the host
+// then restarts the process before the next episode); misuse of the protocol
+// travels as FAILED_PRECONDITION.
+
+// envServer serves one env instance (one per process).
+type envServer struct {
+	pb.UnimplementedEnvServer
+	factory core.EnvFactory
+
+	mu  sync.Mutex // the host calls one method at a time; this guards misuse
+	env core.Env
+}
+
+// decodeParams reads the params JSON object; numbers stay exact (json.Number).
+func decodeParams(raw []byte) (map[string]any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var params map[string]any
+	if err := dec.Decode(&params); err != nil {
+		return nil, fmt.Errorf("params: not a JSON object: %w", err)
+	}
+	if len(params) == 0 {
+		return nil, nil
+	}
+	return params, nil
+}
+
+// recovered turns a panic in the plugin's code into an INTERNAL error and
+// logs its stack to the plugin's stderr, which the host logs.
+func recovered(op string, err *error) {
+	if v := recover(); v != nil {
+		slog.Error(fmt.Sprintf("%s panicked: %v", op, v), "stack", string(debug.Stack()))
+		*err = status.Errorf(codes.Internal, "%s panicked: %v", op, v)
+	}
+}
+
+func appError(err error) error {
+	return status.Error(codes.Unknown, err.Error())
+}
+
+func (s *envServer) Open(_ context.Context, req *pb.OpenRequest) (_ *pb.OpenReply, err error) {
+	defer recovered("Open", &err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.env != nil {
+		return nil, status.Error(codes.FailedPrecondition, "env already open in this process")
+	}
+	if s.factory == nil {
+		return nil, status.Error(codes.Unimplemented, "this plugin serves no env")
+	}
+	params, err := decodeParams(req.GetParamsJson())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	env, err := s.factory(params)
+	if err != nil {
+		return nil, appError(err)
+	}
+	if env == nil {
+		return nil, status.Error(codes.Internal, "env factory returned a nil env and no error")
+	}
+	spec, err := json.Marshal(env.Spec())
+	if err != nil {
+		_ = env.Close()
+		return nil, status.Errorf(codes.Internal, "encoding the spec: %v", err)
+	}
+	_, truncates := env.(core.Truncater)
+	s.env = env
+	return &pb.OpenReply{SpecJson: spec, Truncate: truncates}, nil
+}
+
+func (s *envServer) opened() (core.Env, error) {
+	if s.env == nil {
+		return nil, status.Error(codes.FailedPrecondition, "env not open (call Open first)")
+	}
+	return s.env, nil
+}
+
+func (s *envServer) Reset(_ context.Context, req *pb.ResetRequest) (_ *pb.ResetReply, err error) {
+	defer recovered("Reset", &err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	env, err := s.opened()
+	if err != nil {
+		return nil, err
+	}
+	obs, err := env.Reset(req.GetSeed())
+	if err != nil {
+		return nil, appError(err)
+	}
+	return &pb.ResetReply{Observations: obsToPB(obs)}, nil
+}
+
+func (s *envServer) Step(_ context.Context, req *pb.StepRequest) (_ *pb.StepReply, err error) {
+	defer recovered("Step", &err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	env, err := s.opened()
+	if err != nil {
+		return nil, err
+	}
+	r, err := env.Step(actionsFromPB(req.GetActions()))
+	if err != nil {
+		return nil, appError(err)
+	}
+	return stepToPB(r), nil
+}
+
+func (s *envServer) State(context.Context, *pb.StateRequest) (_ *pb.StateReply, err error) {
+	defer recovered("State", &err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	env, err := s.opened()
+	if err != nil {
+		return nil, err
+	}
+	return &pb.StateReply{State: env.State()}, nil
+}
+
+func (s *envServer) Truncate(context.Context, *pb.TruncateRequest) (_ *pb.StepReply, err error) {
+	defer recovered("Truncate", &err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	env, err := s.opened()
+	if err != nil {
+		return nil, err
+	}
+	t, ok := env.(core.Truncater)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "env does not implement core.Truncater")
+	}
+	r, err := t.Truncate()
+	if err != nil {
+		return nil, appError(err)
+	}
+	return stepToPB(r), nil
+}
+
+func (s *envServer) Close(context.Context, *pb.CloseRequest) (_ *pb.CloseReply, err error) {
+	defer recovered("Close", &err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.env == nil {
+		return &pb.CloseReply{}, nil
+	}
+	env := s.env
+	s.env = nil
+	if err := env.Close(); err != nil {
+		return nil, appError(err)
+	}
+	return &pb.CloseReply{}, nil
+}
+
+// rewardServer serves one reward function, which must be safe for
+// concurrent use (core.RewardFunc's contract).
+type rewardServer struct {
+	pb.UnimplementedRewardServer
+	factory core.RewardFactory
+
+	mu sync.RWMutex
+	rf core.RewardFunc
+}
+
+func (s *rewardServer) Open(_ context.Context, req *pb.OpenRequest) (_ *pb.RewardInfo, err error) {
+	defer recovered("Open", &err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rf != nil {
+		return nil, status.Error(codes.FailedPrecondition, "reward function already open in this process")
+	}
+	if s.factory == nil {
+		return nil, status.Error(codes.Unimplemented, "this plugin serves no reward function")
+	}
+	params, err := decodeParams(req.GetParamsJson())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	rf, err := s.factory(params)
+	if err != nil {
+		return nil, appError(err)
+	}
+	if rf == nil {
+		return nil, status.Error(codes.Internal, "reward factory returned a nil reward function and no error")
+	}
+	s.rf = rf
+	return &pb.RewardInfo{Name: rf.Name(), Components: rf.Components()}, nil
+}
+
+func (s *rewardServer) Score(_ context.Context, req *pb.ScoreRequest) (_ *pb.ScoreReply, err error) {
+	defer recovered("Score", &err)
+	s.mu.RLock()
+	rf := s.rf
+	s.mu.RUnlock()
+	if rf == nil {
+		return nil, status.Error(codes.FailedPrecondition, "reward function not open (call Open first)")
+	}
+	if req.GetEpisode() == nil {
+		return nil, status.Error(codes.InvalidArgument, "no episode")
+	}
+	comps, metrics, err := rf.Score(episodeFromPB(req.GetEpisode()))
+	if err != nil {
+		return nil, appError(err)
+	}
+	return &pb.ScoreReply{Components: comps, Metrics: metrics}, nil
+}

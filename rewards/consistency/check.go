@@ -1,0 +1,712 @@
+package consistency
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Check names, in the order Report.Checks lists them.
+const (
+	CheckTitle            = "title"
+	CheckSections         = "sections"
+	CheckNonemptySections = "nonempty_sections"
+	CheckHeadingLevels    = "heading_levels"
+	CheckHeadingStyle     = "heading_style"
+	CheckHeadingCase      = "heading_case"
+	CheckBulletStyle      = "bullet_style"
+	CheckEmphasisStyle    = "emphasis_style"
+	CheckStrongStyle      = "strong_style"
+	CheckCodeStyle        = "code_style"
+	CheckSpelling         = "spelling"
+	CheckPerson           = "person"
+	CheckReadability      = "readability"
+)
+
+// CheckNames returns the names of all checks in report order.
+func CheckNames() []string {
+	return []string{
+		CheckTitle, CheckSections, CheckNonemptySections, CheckHeadingLevels,
+		CheckHeadingStyle, CheckHeadingCase, CheckBulletStyle, CheckEmphasisStyle,
+		CheckStrongStyle, CheckCodeStyle, CheckSpelling, CheckPerson, CheckReadability,
+	}
+}
+
+// Template is the section structure a document must follow.
+type Template struct {
+	// Title requires exactly one H1, as the first heading (MD025 and
+	// MD041). When false, at most one H1 is allowed (MD025 alone), which
+	// suits documents such as the Rust RFC files, whose title lives
+	// outside the text.
+	Title bool
+	// Sections are the required section names, in order. Headings match
+	// them ignoring case, hyphens versus spaces, punctuation, inline
+	// Markdown, leading numbering ("3. ") and a trailing plural "s".
+	Sections []string
+}
+
+// DefaultTemplate is the Rust RFC template (rust-lang/rfcs 0000-template.md)
+// with a required title.
+var DefaultTemplate = Template{
+	Title: true,
+	Sections: []string{
+		"Summary",
+		"Motivation",
+		"Guide-level explanation",
+		"Reference-level explanation",
+		"Drawbacks",
+		"Rationale and alternatives",
+		"Prior art",
+		"Unresolved questions",
+		"Future possibilities",
+	},
+}
+
+// Defaults of Options.
+const (
+	DefaultReadabilityBound = 12.0
+	DefaultMinSectionWords  = 30
+)
+
+// Options configure Check. The zero value of each field means its default.
+type Options struct {
+	// Template is the required structure; nil means DefaultTemplate.
+	Template *Template
+	// ReadabilityBound is the largest Flesch–Kincaid grade spread (max −
+	// min over sections) that passes in full (default 12 grades).
+	ReadabilityBound float64
+	// MinSectionWords is the smallest section, in words, whose
+	// readability is judged (default 30).
+	MinSectionWords int
+}
+
+// CheckResult is the outcome of one check.
+type CheckResult struct {
+	// Name is one of the Check* constants.
+	Name string
+	// Pass is the check's score in [0, 1]; 1 means fully consistent.
+	Pass float64
+	// Detail says what was counted, e.g. "bullets: - 12, * 1".
+	Detail string
+	// N is how many things the check judged (headings, bullets, words,
+	// sections …). A check with N = 0 has nothing to judge: it passes and
+	// is left out of Score's mean.
+	N int
+	// Majority is the dominant variant for the "one style" checks (e.g.
+	// "atx", "-", "us", "we"); empty when nothing was counted or the check
+	// has no variants.
+	Majority string
+}
+
+// Report is the result of checking one document.
+type Report struct {
+	// Score is Coverage × the mean Pass of the checks with N > 0, in [0, 1].
+	Score float64
+	// Coverage is the fraction of the template's sections that are present
+	// and have content. It gates Score so that a short or empty document
+	// cannot score high on style alone.
+	Coverage float64
+	// Checks lists every check, in CheckNames order.
+	Checks []CheckResult
+}
+
+// Pass returns the named check's Pass value and whether it exists.
+func (r Report) Pass(name string) (float64, bool) {
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c.Pass, true
+		}
+	}
+	return 0, false
+}
+
+// Map returns check name → Pass.
+func (r Report) Map() map[string]float64 {
+	m := make(map[string]float64, len(r.Checks))
+	for _, c := range r.Checks {
+		m[c.Name] = c.Pass
+	}
+	return m
+}
+
+// String renders the report on one line per check.
+func (r Report) String() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "score %.4f (coverage %.3f)\n", r.Score, r.Coverage)
+	for _, c := range r.Checks {
+		fmt.Fprintf(&sb, "  %-18s %.3f  %s\n", c.Name, c.Pass, c.Detail)
+	}
+	return sb.String()
+}
+
+// Check scores doc with the default options.
+func Check(doc []byte) Report {
+	return Options{}.Check(doc)
+}
+
+// normalizedName folds a heading or section name for matching.
+func normalizedName(plain string) string {
+	var sb strings.Builder
+	space := true
+	for _, r := range strings.ToLower(plain) {
+		switch {
+		case unicode.IsLetter(r):
+			sb.WriteRune(r)
+			space = false
+		case r == '-' || r == '_' || unicode.IsSpace(r):
+			if !space {
+				sb.WriteByte(' ')
+				space = true
+			}
+		}
+	}
+	return strings.TrimSpace(sb.String())
+}
+
+// sectionMatcher maps heading text to a template section index.
+type sectionMatcher struct {
+	names map[string]int
+	strip stripper
+}
+
+func newSectionMatcher(sections []string) *sectionMatcher {
+	m := &sectionMatcher{names: make(map[string]int, 2*len(sections))}
+	for i, s := range sections {
+		n := normalizedName(s)
+		m.names[n] = i
+		if strings.HasSuffix(n, "s") {
+			m.names[strings.TrimSuffix(n, "s")] = i
+		} else {
+			m.names[n+"s"] = i
+		}
+	}
+	return m
+}
+
+func (m *sectionMatcher) index(text string) int {
+	if len(text) > 200 {
+		return -1
+	}
+	n := normalizedName(m.strip.plain(text, nil))
+	if i, ok := m.names[n]; ok {
+		return i
+	}
+	return -1
+}
+
+// sectionText accumulates readability counts of one section.
+type sectionText struct {
+	words, sentences, syllables int
+	open                        bool
+	lastPara                    int
+}
+
+func (s *sectionText) grade() float64 {
+	return 0.39*float64(s.words)/float64(s.sentences) + 11.8*float64(s.syllables)/float64(s.words) - 15.59
+}
+
+// abbreviations never end a sentence.
+var abbreviations = map[string]bool{
+	"etc": true, "vs": true, "cf": true, "al": true, "eg": true, "ie": true, "approx": true,
+	"fig": true, "mr": true, "mrs": true, "dr": true, "st": true, "no": true,
+}
+
+// abbreviation reports whether a word followed by a period is an
+// abbreviation or an initial (the "g" of "e.g."), not a sentence end. The
+// code-span placeholder "x" does end sentences.
+func abbreviation(w string) bool {
+	if len(w) == 1 {
+		return w != "x"
+	}
+	return abbreviations[lowerASCII(w)]
+}
+
+// Check scores doc under the options o.
+func (o Options) Check(src []byte) Report {
+	tmpl := DefaultTemplate
+	if o.Template != nil {
+		tmpl = *o.Template
+	}
+	bound := o.ReadabilityBound
+	if bound <= 0 {
+		bound = DefaultReadabilityBound
+	}
+	minWords := o.MinSectionWords
+	if minWords <= 0 {
+		minWords = DefaultMinSectionWords
+	}
+
+	sm := newSectionMatcher(tmpl.Sections)
+	d := parse(string(src), func(t string) bool { return sm.index(t) >= 0 })
+
+	var (
+		strip    stripper
+		st       inlineStats
+		us, uk   int
+		we, i1   int
+		sections = map[int]*sectionText{}
+	)
+	var quotes []int // [start, end) offsets of double-quoted text in the current unit
+	for ui := range d.units {
+		u := &d.units[ui]
+		plain := strip.plain(u.text, &st)
+		// Quoted material is someone else's style: block quotes are left
+		// out of every text check, double-quoted text of spelling and person.
+		if u.kind == unitQuote {
+			continue
+		}
+		quotes = quotedRanges(plain, quotes[:0])
+		var acc *sectionText
+		if u.section >= 0 && u.kind != unitHeading && u.kind != unitTable {
+			acc = sections[u.section]
+			if acc == nil {
+				acc = &sectionText{lastPara: -1}
+				sections[u.section] = acc
+			}
+			if acc.open && acc.lastPara != u.para {
+				acc.sentences++
+				acc.open = false
+			}
+			acc.lastPara = u.para
+		}
+		q := 0
+		eachWord(plain, func(w string, start int, prev, next byte) {
+			if acc != nil {
+				acc.words++
+				acc.syllables += syllables(w)
+				acc.open = true
+				if sentenceEnds(plain[start+len(w):]) && !abbreviation(w) {
+					acc.sentences++
+					acc.open = false
+				}
+			}
+			for q < len(quotes) && quotes[q+1] <= start {
+				q += 2
+			}
+			if q < len(quotes) && quotes[q] <= start {
+				return // inside quotes
+			}
+			if (len(w) < 2 && w != "I") || len(w) > maxStyleWord || identifierLike(prev, next, plain[start+len(w):]) {
+				return
+			}
+			if maybeSpellingWord(w) {
+				var buf [maxStyleWord]byte
+				if v, ok := spellIndex[string(lowerInto(buf[:0], w))]; ok {
+					if v.variant == SpellingUS {
+						us++
+					} else {
+						uk++
+					}
+					return
+				}
+			}
+			if p, ok := personOf(w); ok {
+				if p == PersonPlural {
+					we++
+				} else {
+					i1++
+				}
+			}
+		})
+		if acc != nil && u.kind == unitListItem && acc.open {
+			acc.sentences++
+			acc.open = false
+		}
+	}
+
+	checks := make([]CheckResult, 0, 13)
+
+	// title (MD025, MD041)
+	{
+		h1, firstIsH1 := 0, len(d.headings) > 0 && d.headings[0].level == 1
+		for _, h := range d.headings {
+			if h.level == 1 {
+				h1++
+			}
+		}
+		var pass float64
+		switch {
+		case h1 == 1 && firstIsH1:
+			pass = 1
+		case h1 == 1:
+			pass = 0.5
+		case h1 == 0 && !tmpl.Title:
+			pass = 1
+		case h1 == 0:
+			pass = 0
+		default:
+			pass = 1 / float64(h1)
+		}
+		checks = append(checks, CheckResult{Name: CheckTitle, Pass: pass, N: 1,
+			Detail: fmt.Sprintf("%d H1 heading(s), first heading is H1: %v", h1, firstIsH1)})
+	}
+
+	// sections: presence, uniqueness and order
+	n := len(tmpl.Sections)
+	first := make([]int, n) // heading index of each section's first occurrence
+	for i := range first {
+		first[i] = -1
+	}
+	var seq []int
+	for hi, h := range d.headings {
+		if k := sm.index(h.text); k >= 0 {
+			seq = append(seq, k)
+			if first[k] < 0 {
+				first[k] = hi
+			}
+		}
+	}
+	{
+		lis := longestIncreasing(seq)
+		den := max(n, len(seq))
+		pass := 1.0
+		if den > 0 {
+			pass = float64(lis) / float64(den)
+		}
+		var missing []string
+		for k, f := range first {
+			if f < 0 {
+				missing = append(missing, tmpl.Sections[k])
+			}
+		}
+		detail := fmt.Sprintf("%d of %d sections, %d section headings, %d in template order", n-len(missing), n, len(seq), lis)
+		if len(missing) > 0 {
+			detail += "; missing: " + strings.Join(missing, ", ")
+		}
+		checks = append(checks, CheckResult{Name: CheckSections, Pass: pass, N: den, Detail: detail})
+	}
+
+	// nonempty_sections
+	filled, present := 0, 0
+	{
+		var empty []string
+		for k, hi := range first {
+			if hi < 0 {
+				continue
+			}
+			present++
+			lines := d.headings[hi].contentLines
+			for j := hi + 1; j < len(d.headings) && d.headings[j].level > d.headings[hi].level; j++ {
+				lines += d.headings[j].contentLines
+			}
+			if lines > 0 {
+				filled++
+			} else {
+				empty = append(empty, tmpl.Sections[k])
+			}
+		}
+		pass := 1.0
+		if present > 0 {
+			pass = float64(filled) / float64(present)
+		}
+		detail := fmt.Sprintf("%d of %d present sections have content", filled, present)
+		if len(empty) > 0 {
+			detail += "; empty: " + strings.Join(empty, ", ")
+		}
+		checks = append(checks, CheckResult{Name: CheckNonemptySections, Pass: pass, N: present, Detail: detail})
+	}
+
+	// heading_levels (MD001)
+	{
+		bad := 0
+		var at []string
+		for i := 1; i < len(d.headings); i++ {
+			if d.headings[i].level > d.headings[i-1].level+1 {
+				bad++
+				if len(at) < 3 {
+					at = append(at, fmt.Sprintf("line %d", d.headings[i].line))
+				}
+			}
+		}
+		pass := 1.0
+		if len(d.headings) > 1 {
+			pass = 1 - float64(bad)/float64(len(d.headings)-1)
+		}
+		detail := fmt.Sprintf("%d skipped level(s) in %d headings", bad, len(d.headings))
+		if bad > 0 {
+			detail += " (" + strings.Join(at, ", ") + ")"
+		}
+		checks = append(checks, CheckResult{Name: CheckHeadingLevels, Pass: pass, N: max(0, len(d.headings)-1), Detail: detail})
+	}
+
+	// heading_style (MD003), judged on levels 1 and 2
+	{
+		var c counter
+		for _, h := range d.headings {
+			if h.level <= 2 {
+				c.add(string(h.style))
+			}
+		}
+		checks = append(checks, c.result(CheckHeadingStyle, "H1/H2 headings"))
+	}
+
+	// heading_case
+	{
+		var c counter
+		for _, h := range d.headings {
+			if hc, ok := classifyPlainHeading(strip.plain(h.text, nil)); ok {
+				c.add(string(hc))
+			}
+		}
+		checks = append(checks, c.result(CheckHeadingCase, "headings of 2+ words"))
+	}
+
+	// bullet_style (MD004)
+	{
+		var c counter
+		for _, b := range d.bullets {
+			c.add(b.marker.String())
+		}
+		checks = append(checks, c.result(CheckBulletStyle, "bullets"))
+	}
+
+	// emphasis_style (MD049), strong_style (MD050)
+	{
+		var c counter
+		c.addN(string(EmphasisStar), st.emStar)
+		c.addN(string(EmphasisUnderscore), st.emUnderscore)
+		checks = append(checks, c.result(CheckEmphasisStyle, "emphasis"))
+		var s counter
+		s.addN(string(StrongStar), st.strongStar)
+		s.addN(string(StrongUnderscore), st.strongUnderscore)
+		checks = append(checks, s.result(CheckStrongStyle, "strong"))
+	}
+
+	// code_style (MD046, MD048)
+	{
+		var c counter
+		for _, cb := range d.code {
+			c.add(string(cb.style))
+		}
+		checks = append(checks, c.result(CheckCodeStyle, "code blocks"))
+	}
+
+	// spelling
+	{
+		var c counter
+		c.addN(string(SpellingUS), us)
+		c.addN(string(SpellingUK), uk)
+		checks = append(checks, c.result(CheckSpelling, "US/UK words"))
+	}
+
+	// person
+	{
+		var c counter
+		c.addN(string(PersonPlural), we)
+		c.addN(string(PersonSingular), i1)
+		checks = append(checks, c.result(CheckPerson, "first-person pronouns"))
+	}
+
+	// readability
+	{
+		type graded struct {
+			name  string
+			grade float64
+		}
+		var gs []graded
+		for k, hi := range first {
+			if hi < 0 {
+				continue
+			}
+			acc := sections[hi]
+			if acc == nil || acc.words < minWords {
+				continue
+			}
+			if acc.open {
+				acc.sentences++
+				acc.open = false
+			}
+			gs = append(gs, graded{tmpl.Sections[k], acc.grade()})
+		}
+		pass, detail, judged := 1.0, fmt.Sprintf("%d section(s) of %d+ words", len(gs), minWords), 0
+		if len(gs) >= 2 {
+			lo, hi := gs[0], gs[0]
+			for _, g := range gs[1:] {
+				if g.grade < lo.grade {
+					lo = g
+				}
+				if g.grade > hi.grade {
+					hi = g
+				}
+			}
+			judged = len(gs)
+			spread := hi.grade - lo.grade
+			if spread > bound {
+				pass = math.Max(0, 1-(spread-bound)/bound)
+			}
+			detail = fmt.Sprintf("Flesch-Kincaid grade spread %.1f (bound %.1f): %s %.1f … %s %.1f over %d sections",
+				spread, bound, lo.name, lo.grade, hi.name, hi.grade, len(gs))
+		}
+		checks = append(checks, CheckResult{Name: CheckReadability, Pass: pass, N: judged, Detail: detail})
+	}
+
+	sum, judged := 0.0, 0
+	for _, c := range checks {
+		if c.N > 0 {
+			sum += c.Pass
+			judged++
+		}
+	}
+	coverage := 1.0
+	if n > 0 {
+		coverage = float64(filled) / float64(n)
+	}
+	return Report{Score: coverage * sum / float64(judged), Coverage: coverage, Checks: checks}
+}
+
+// counter counts the variants of one "one style" check.
+type counter struct {
+	names  []string
+	counts []int
+}
+
+func (c *counter) add(v string) { c.addN(v, 1) }
+
+func (c *counter) addN(v string, k int) {
+	if k == 0 {
+		return
+	}
+	for i, n := range c.names {
+		if n == v {
+			c.counts[i] += k
+			return
+		}
+	}
+	c.names = append(c.names, v)
+	c.counts = append(c.counts, k)
+}
+
+// result scores the counts: with p the majority variant's share of all
+// occurrences, Pass = max(0, 2p − 1), so one style scores 1, an even
+// two-way split scores 0 and one stray among 40 costs 0.05. No
+// occurrences pass.
+func (c *counter) result(name, what string) CheckResult {
+	total, best := 0, -1
+	for i, k := range c.counts {
+		total += k
+		if best < 0 || k > c.counts[best] || (k == c.counts[best] && c.names[i] < c.names[best]) {
+			best = i
+		}
+	}
+	if total == 0 {
+		return CheckResult{Name: name, Pass: 1, Detail: "no " + what}
+	}
+	p := float64(c.counts[best]) / float64(total)
+	idx := make([]int, len(c.names))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return c.counts[idx[a]] > c.counts[idx[b]] })
+	parts := make([]string, len(idx))
+	for j, i := range idx {
+		parts[j] = fmt.Sprintf("%s %d", c.names[i], c.counts[i])
+	}
+	return CheckResult{Name: name, Pass: math.Max(0, 2*p-1), N: total, Majority: c.names[best],
+		Detail: what + ": " + strings.Join(parts, ", ")}
+}
+
+// longestIncreasing returns the length of the longest strictly increasing
+// subsequence of seq.
+func longestIncreasing(seq []int) int {
+	var tails []int
+	for _, v := range seq {
+		i := sort.SearchInts(tails, v)
+		if i == len(tails) {
+			tails = append(tails, v)
+		} else {
+			tails[i] = v
+		}
+	}
+	return len(tails)
+}
+
+// sentenceEnds reports whether the text right after a word ends a sentence:
+// optional closing quotes, brackets or emphasis, then . ! or ?, then the
+// end or a space.
+func sentenceEnds(rest string) bool {
+	i := 0
+	for i < len(rest) && (rest[i] == ')' || rest[i] == '"' || rest[i] == '\'' || rest[i] == '*' || rest[i] == '_' || rest[i] == ']') {
+		i++
+	}
+	if i >= len(rest) || (rest[i] != '.' && rest[i] != '!' && rest[i] != '?') {
+		return false
+	}
+	for i < len(rest) && (rest[i] == '.' || rest[i] == '!' || rest[i] == '?' || rest[i] == ')' || rest[i] == '"' || rest[i] == '\'') {
+		i++
+	}
+	return i >= len(rest) || rest[i] == ' ' || rest[i] == '\t'
+}
+
+// maxStyleWord is the longest word the spelling and person checks look up
+// ("organisational", "standardisation" and "ourselves" fit).
+const maxStyleWord = 16
+
+// lowerInto appends w lower-cased (ASCII only) to dst.
+func lowerInto(dst []byte, w string) []byte {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// quotedRanges appends to dst the [start, end) byte ranges of s inside
+// double quotes ("…" or “…”); an unclosed quote is ignored.
+func quotedRanges(s string, dst []int) []int {
+	if strings.IndexByte(s, '"') < 0 && !strings.Contains(s, "“") {
+		return dst
+	}
+	open := -1
+	for i := 0; i < len(s); {
+		r, sz := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case open < 0 && (r == '"' || r == '“'):
+			open = i
+		case open >= 0 && (r == '"' || r == '”'):
+			dst = append(dst, open, i+sz)
+			open = -1
+		}
+		i += sz
+	}
+	return dst
+}
+
+// blankQuoted replaces text inside double quotes ("…" or “…”) with spaces;
+// an unclosed quote is left alone.
+func blankQuoted(s string) string {
+	if strings.IndexByte(s, '"') < 0 && !strings.Contains(s, "“") {
+		return s
+	}
+	b := []byte(s)
+	open := -1
+	for i := 0; i < len(s); {
+		r, sz := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case open < 0 && (r == '"' || r == '“'):
+			open = i
+		case open >= 0 && (r == '"' || r == '”'):
+			for j := open; j < i+sz; j++ {
+				b[j] = ' '
+			}
+			open = -1
+		}
+		i += sz
+	}
+	return string(b)
+}
+
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+

@@ -1,0 +1,114 @@
+// Package consistency scores the structural and stylistic consistency of
+// a Markdown document with a deterministic score in [0, 1].
+//
+// It is the quality measure of the collaborative writing task: several
+// authors write the sections of one document, each with their own habits,
+// and the score says how much the result reads as if one author had
+// written it. [Check] runs thirteen checks; each is reported on its own
+// ([Report.Checks], in [CheckNames] order) with a Pass value in [0, 1],
+// and
+//
+//	Score = Coverage × mean(Pass over the 13 checks)
+//
+// where Coverage is the fraction of the template's sections that are
+// present and non-empty, so a short or empty document cannot score high on
+// style alone (an empty document scores 0).
+//
+// # What is text
+//
+// Code is never text: fenced code blocks (``` and ~~~), indented code
+// blocks and inline code spans are excluded from every text check (an
+// inline code span reads as the one-letter word "x", so sentences around
+// it keep their shape). URLs, HTML tags, link destinations and link
+// reference definitions (such as the RFC anchors "[summary]: #summary")
+// are dropped too; link text stays. YAML front matter is skipped. Words
+// glued to identifiers (my_crate, foo::Bar, a.color, x2) are not prose.
+// Block quotes quote somebody else, so they are excluded from the
+// spelling, person and readability checks, and so is text inside double
+// quotes ("…" or “…”) for the spelling and person checks.
+//
+// # The checks
+//
+// Structure:
+//
+//   - title (markdownlint MD025 single-title and MD041 first-line-heading):
+//     exactly one H1, and it is the first heading: 1; one H1 that is not
+//     first: 0.5; none: 0; n > 1: 1/n. With [Template].Title false, no H1
+//     also passes (MD025 alone).
+//   - sections (MD024 no-duplicate-heading, for the required sections):
+//     every template section exactly once and in template order. Headings
+//     match section names ignoring case, hyphens, punctuation and a plural
+//     "s" at any level. Pass = L / max(n, m), where n is the number of
+//     template sections, m the number of headings that name one, and L
+//     the longest run of them in template order (a longest increasing
+//     subsequence): a missing section costs 1/n, a duplicate about 1/n,
+//     two swapped sections 1/n.
+//   - nonempty_sections: the fraction of the present template sections
+//     that have at least one line of content (prose, list, table, quote or
+//     code) below their heading or in their subsections.
+//   - heading_levels (MD001 heading-increment): heading levels go down by
+//     at most one at a time. Pass = 1 − skips / (headings − 1).
+//
+// One style per document. Each of these counts the occurrences of every
+// variant and scores Pass = max(0, 2p − 1), where p is the majority
+// variant's share of the occurrences: one style scores 1, one stray among
+// 40 costs 0.05, a 3:1 mix scores 0.5 and an even split of two styles 0.
+// A document with no occurrences passes. Plain majority share p would let
+// a document whose sections come from four authors with different habits
+// still score about 0.85 overall; 2p − 1 is the share of occurrences that
+// agree with the majority beyond the ones that disagree, which puts such
+// a document near 0.7 while a single author stays at 1.
+//
+//   - heading_style (MD003 heading-style): [HeadingATX] "## x",
+//     [HeadingATXClosed] "## x ##" or [HeadingSetext] (underlined with ===
+//     or ---). Judged on H1 and H2 only, because a setext document must
+//     write deeper headings in ATX (markdownlint's "setext_with_atx").
+//   - heading_case: [CaseSentence] or [CaseTitle], judged on headings of
+//     two or more words by [ClassifyHeadingCase] (minor words, proper
+//     nouns, acronyms and identifiers are no evidence).
+//   - bullet_style (MD004 ul-style, "consistent"): the unordered list
+//     marker, [BulletDash] "-", [BulletStar] "*" or [BulletPlus] "+", at
+//     every nesting level.
+//   - emphasis_style (MD049 emphasis-style): [EmphasisStar] *x* or
+//     [EmphasisUnderscore] _x_, found with CommonMark's flanking rules, so
+//     snake_case words are not emphasis.
+//   - strong_style (MD050 strong-style): [StrongStar] **x** or
+//     [StrongUnderscore] __x__.
+//   - code_style (MD046 code-block-style and MD048 code-fence-style): each
+//     code block is [CodeBacktick] (``` fence), [CodeTilde] (~~~ fence) or
+//     [CodeIndented]; one of the three for the whole document.
+//   - spelling: [SpellingUS] or [SpellingUK], counted on the words of
+//     [SpellingPairs] (color/colour, behavior/behaviour,
+//     organize/organise, analyze/analyse, center/centre, …; words that
+//     are also common other words or that technical UK English writes the
+//     US way, such as license and program, are left out).
+//   - person: the authors' grammatical person, [PersonPlural] (we, us,
+//     our, ours, ourselves) or [PersonSingular] (I, me, my, mine, myself);
+//     see [PersonWords].
+//
+// Readability:
+//
+//   - readability: the Flesch–Kincaid grade level
+//     0.39·words/sentences + 11.8·syllables/words − 15.59 of every template
+//     section (with its subsections) of at least MinSectionWords words
+//     (default 30); headings and tables are not counted, each list item is
+//     a sentence. Pass = 1 when the spread max − min is at most
+//     ReadabilityBound (default 12 grades), falling linearly to 0 at twice
+//     the bound. Over the 92 full-template Rust RFCs of the project's data
+//     the spread has median 5.7, 90th percentile 10.4 and maximum 17.6
+//     grades, so the default bound passes all but a few real documents in
+//     full while a section written for a much younger or older reader
+//     still costs.
+//
+// # Style vocabulary
+//
+// The constants above, [SpellingPairs], [PersonWords], [ToTitleCase] and
+// [ToSentenceCase] are the definitions the checks use, exported so that a
+// writer (such as the writing env's simulated authors) can render text in
+// a given style with the same definitions; [Restyle] does all of it for a
+// Markdown fragment.
+//
+// Check is fast (a 30 KB document takes a fraction of a millisecond; see
+// BenchmarkCheck), allocates little, never fails and never panics: any
+// byte string is some Markdown document.
+package consistency
