@@ -15,7 +15,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/troupe-dev/troupe/core/agentfile"
 	"github.com/troupe-dev/troupe/core/runtime"
 	"github.com/troupe-dev/troupe/internal/report"
 )
@@ -199,4 +198,3 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-var _ = agentfile.Config{}

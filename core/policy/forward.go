@@ -145,19 +145,36 @@ func Greedy(logp []float64) int {
 // zero value is ready to use. A Workspace must not be used by two
 // goroutines at once; give each goroutine its own.
 type Workspace struct {
-	owner  *Policy
-	rows   int
-	order  []int     // grouped position → original row
-	groups []group   // contiguous ranges of grouped positions, one network each
-	x      []float64 // inputs, grouped order (rows × InputSize)
-	acts   [][]float64
-	logits []float64 // original order (rows × NumDecisions)
+	owner   *Policy
+	rows    int
+	order   []int   // grouped position → original row
+	groups  []group // contiguous ranges of grouped positions, one network each
+	tileBuf []group
+	x       []float64 // inputs, grouped order (rows × InputSize)
+	acts    [][]float64
+	logits  []float64 // original order (rows × NumDecisions)
 	// backward scratch
 	dy, dx, at, bt, wt []float64
 	counts             []int
 }
 
 type group struct{ net, start, end int }
+
+// tileRows is the most rows processed as one matrix: a tile's activations
+// stay in cache through all layers. Tiles are cut from the start of each
+// network's group, so they depend only on the batch.
+const tileRows = 64
+
+// tiles splits the groups into tiles of at most tileRows rows.
+func (ws *Workspace) tiles() []group {
+	ws.tileBuf = ws.tileBuf[:0]
+	for _, g := range ws.groups {
+		for s := g.start; s < g.end; s += tileRows {
+			ws.tileBuf = append(ws.tileBuf, group{g.net, s, min(s+tileRows, g.end)})
+		}
+	}
+	return ws.tileBuf
+}
 
 func grow(s []float64, n int) []float64 {
 	if cap(s) < n {
@@ -229,10 +246,11 @@ func (p *Policy) Forward(ws *Workspace, agents []int, obs [][]float64) ([]float6
 		ws.acts[l] = grow(ws.acts[l], m*ly.out)
 	}
 	last := len(p.layers) - 1
-	for _, g := range ws.groups {
-		rows := g.end - g.start
-		cur := ws.x[g.start*in : g.end*in]
+	for _, t := range ws.tiles() {
+		rows := t.end - t.start
+		cur := ws.x[t.start*in : t.end*in]
 		for l, ly := range p.layers {
+			g := t
 			out := ws.acts[l][g.start*ly.out : g.end*ly.out]
 			b := p.bias(g.net, l)
 			for r := 0; r < rows; r++ {
@@ -277,7 +295,7 @@ func (p *Policy) Backward(ws *Workspace, dLogits, grad []float64) error {
 	ws.bt = grow(ws.bt, m*p.maxW)
 	ws.wt = grow(ws.wt, p.maxW*p.maxW)
 	in0 := p.cfg.InputSize()
-	for _, g := range ws.groups {
+	for _, g := range ws.tiles() {
 		rows := g.end - g.start
 		dy := ws.dy[:rows*d]
 		for i := 0; i < rows; i++ {

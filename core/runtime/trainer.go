@@ -210,11 +210,12 @@ func (t *Trainer) advantages(results []EpisodeResult, T, G int) ([][]float64, in
 	tr := t.setup.Train
 	zeroStd := 0
 	if tr.Credit == "joint" {
-		groups, idx := groupRewards(results, T, G, func(r EpisodeResult) float64 { return r.Reward })
+		groups, idx, empty := groupRewards(results, T, G, func(r EpisodeResult) float64 { return r.Reward })
 		a, z, err := grpo.GroupAdvantages(groups, tr.Baseline, tr.Scale)
 		if err != nil {
 			return nil, 0, err
 		}
+		z += empty
 		for g := range a {
 			for j, v := range a[g] {
 				for i := 0; i < n; i++ {
@@ -224,13 +225,14 @@ func (t *Trainer) advantages(results []EpisodeResult, T, G int) ([][]float64, in
 		}
 		return adv, z, nil
 	}
+	// Independent credit: the same per agent, on each agent's own return.
 	for i := 0; i < n; i++ {
-		groups, idx := groupRewards(results, T, G, func(r EpisodeResult) float64 { return r.Episode.AgentReturns[i] })
+		groups, idx, empty := groupRewards(results, T, G, func(r EpisodeResult) float64 { return r.Episode.AgentReturns[i] })
 		a, z, err := grpo.GroupAdvantages(groups, tr.Baseline, tr.Scale)
 		if err != nil {
 			return nil, 0, err
 		}
-		zeroStd += z
+		zeroStd += z + empty
 		for g := range a {
 			for j, v := range a[g] {
 				adv[idx[g][j]][i] = v
@@ -241,20 +243,27 @@ func (t *Trainer) advantages(results []EpisodeResult, T, G int) ([][]float64, in
 }
 
 // groupRewards collects the non-failed rewards of each task's group and the
-// result index of each.
-func groupRewards(results []EpisodeResult, T, G int, f func(EpisodeResult) float64) ([][]float64, [][]int) {
-	groups, idx := make([][]float64, T), make([][]int, T)
+// result index of each. A group whose every episode failed is left out
+// (its decisions get no advantage); empty reports how many were.
+func groupRewards(results []EpisodeResult, T, G int, f func(EpisodeResult) float64) (groups [][]float64, idx [][]int, empty int) {
 	for task := 0; task < T; task++ {
+		var rs []float64
+		var ks []int
 		for g := 0; g < G; g++ {
 			k := task*G + g
 			if results[k].Failed {
 				continue
 			}
-			groups[task] = append(groups[task], f(results[k]))
-			idx[task] = append(idx[task], k)
+			rs = append(rs, f(results[k]))
+			ks = append(ks, k)
 		}
+		if len(rs) == 0 {
+			empty++
+			continue
+		}
+		groups, idx = append(groups, rs), append(idx, ks)
 	}
-	return groups, idx
+	return groups, idx, empty
 }
 
 func fillMeans(st *IterationStats, results []EpisodeResult) {

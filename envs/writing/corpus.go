@@ -36,7 +36,7 @@ type RFC struct {
 	// Name is the file's base name without ".md".
 	Name string
 	// Title is the document's H1 title, derived from Name
-	// ("2645-transparent-unions" → "RFC 2645: Transparent unions").
+	// ("2645-transparent-unions" → "Transparent unions (RFC 2645)").
 	Title string
 	// Units are the work units in template order. Unit 0 carries the
 	// title and the metadata preamble in front of the Summary section.
@@ -75,7 +75,22 @@ type OutlineHeading struct {
 }
 
 // tokensOf estimates the tokens of a text: 1.3 per whitespace-separated word.
-func tokensOf(s string) int { return tokensForWords(len(strings.Fields(s))) }
+func tokensOf(s string) int { return tokensForWords(wordCount(s)) }
+
+// wordCount counts whitespace-separated words without allocating.
+func wordCount(s string) int {
+	n := 0
+	in := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		space := c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+		if !space && !in {
+			n++
+		}
+		in = !space
+	}
+	return n
+}
 
 func tokensForWords(w int) int { return int(math.Ceil(1.3 * float64(w))) }
 
@@ -300,7 +315,8 @@ func ParseRFC(name, src string) (RFC, error) {
 			u.Source = head + u.Source
 			u.Headings = append([]OutlineHeading{{1, r.Title}}, u.Headings...)
 		}
-		u.Words = len(strings.Fields(u.Source))
+		u.Source = clampLevels(u.Source)
+		u.Words = wordCount(u.Source)
 		u.Tokens = tokensForWords(u.Words)
 		r.Tokens += u.Tokens
 		r.Units = append(r.Units, u)
@@ -309,6 +325,38 @@ func ParseRFC(name, src string) (RFC, error) {
 		return RFC{}, errors.New("no sections after Summary")
 	}
 	return r, nil
+}
+
+// clampLevels lowers headings that skip a level (an H5 right below an H3,
+// say) to one level below the previous heading, as the real RFCs
+// occasionally do; the check's heading_levels would count them.
+func clampLevels(src string) string {
+	lines := strings.Split(src, "\n")
+	inFence := false
+	var fch byte
+	var fn int
+	prev := 0
+	for i, ln := range lines {
+		t := strings.TrimLeft(ln, " ")
+		if inFence {
+			inFence = !closesFence(t, fch, fn)
+			continue
+		}
+		if ch, n, ok := opensFence(t); ok {
+			inFence, fch, fn = true, ch, n
+			continue
+		}
+		lv, text, ok := atx(ln)
+		if !ok {
+			continue
+		}
+		if prev > 0 && lv > prev+1 {
+			lv = prev + 1
+			lines[i] = strings.Repeat("#", lv) + " " + text
+		}
+		prev = lv
+	}
+	return strings.Join(lines, "\n")
 }
 
 func isHeadingLine(hs []srcHeading, i int) bool {
@@ -368,7 +416,7 @@ func normHeading(s string) string {
 }
 
 // titleFromName turns "2645-transparent-unions" into
-// "RFC 2645: Transparent unions".
+// "Transparent unions (RFC 2645)".
 func titleFromName(name string) string {
 	num, rest, ok := strings.Cut(name, "-")
 	isNum := ok && num != "" && strings.IndexFunc(num, func(r rune) bool { return !unicode.IsDigit(r) }) < 0
@@ -384,24 +432,41 @@ func titleFromName(name string) string {
 	words[0] = string(w0)
 	t := strings.Join(words, " ")
 	if isNum {
-		return "RFC " + num + ": " + t
+		return t + " (RFC " + num + ")"
 	}
 	return t
 }
 
-// canonicalLines splits src into lines, drops anchor-only link reference
-// definitions ("[summary]: #summary"), turns tabs at line starts into
-// spaces and converts indented code blocks into backtick fences, so that
-// the only remaining code style is the fence a writer chooses.
+// canonicalLines splits src into lines, drops a YAML front-matter block
+// at the top and anchor-only link reference definitions ("[summary]:
+// #summary"), expands tabs at line starts, and turns setext headings into
+// ATX ones, so that sections are found whatever heading syntax a file uses.
+// Code blocks are left as they are (Restyle fences indented code).
 func canonicalLines(src string) []string {
 	src = strings.ReplaceAll(src, "\r\n", "\n")
 	raw := strings.Split(src, "\n")
+	// YAML front matter: a first non-blank line "---" up to the next
+	// "---" or "...".
+	for i, ln := range raw {
+		if strings.TrimSpace(ln) == "" {
+			continue
+		}
+		if strings.TrimSpace(ln) == "---" {
+			for j := i + 1; j < len(raw); j++ {
+				if t := strings.TrimSpace(raw[j]); t == "---" || t == "..." {
+					raw = raw[j+1:]
+					break
+				}
+			}
+		}
+		break
+	}
 	var out []string
 	inFence := false
 	var fch byte
 	var fn int
-	prevBlank := true
-	inList := false // inside a list item (indented lines belong to it)
+	prevPara := false
+	paraLen := 0
 	for i := 0; i < len(raw); i++ {
 		ln := expandLeadingTabs(raw[i])
 		t := strings.TrimLeft(ln, " ")
@@ -410,60 +475,44 @@ func canonicalLines(src string) []string {
 			out = append(out, ln)
 			if closesFence(t, fch, fn) {
 				inFence = false
-				prevBlank = false
 			}
 			continue
 		}
 		if strings.TrimSpace(ln) == "" {
 			out = append(out, "")
-			prevBlank = true
+			prevPara, paraLen = false, 0
 			continue
 		}
-		if ch, n, ok := opensFence(t); ok && (ind <= 3 || inList) {
+		if ch, n, ok := opensFence(t); ok {
 			inFence, fch, fn = true, ch, n
 			out = append(out, ln)
-			prevBlank = false
+			prevPara, paraLen = false, 0
 			continue
 		}
 		if ind == 0 && anchorRef(t) {
 			continue
 		}
-		if ind < 4 {
-			if _, ok := bulletOrOrdered(t); ok {
-				inList = true
-			} else if ind == 0 && prevBlank {
-				inList = false
-			}
-		}
-		if ind >= 4 && prevBlank && !inList {
-			// An indented code block: collect it.
-			j := i
-			var code []string
-			lastCode := i
-			for j < len(raw) {
-				l := expandLeadingTabs(raw[j])
-				if strings.TrimSpace(l) == "" {
-					code = append(code, "")
-					j++
-					continue
-				}
-				if len(l)-len(strings.TrimLeft(l, " ")) < 4 {
-					break
-				}
-				code = append(code, l[4:])
-				lastCode = j
-				j++
-			}
-			code = code[:lastCode-i+1]
-			out = append(out, "```")
-			out = append(out, code...)
-			out = append(out, "```")
-			i = lastCode
-			prevBlank = false
+		if _, _, ok := atx(ln); ok {
+			out = append(out, ln)
+			prevPara, paraLen = false, 0
 			continue
 		}
+		if prevPara && ind <= 3 {
+			if lv := setextLevel(t); lv > 0 {
+				out[len(out)-1] = strings.Repeat("#", lv) + " " + strings.TrimSpace(out[len(out)-1])
+				prevPara, paraLen = false, 0
+				continue
+			}
+		}
+		_, isList := bulletOrOrdered(t)
+		para := ind <= 3 && !isList && t[0] != '|' && t[0] != '>' && t[0] != '<'
+		if para {
+			paraLen++
+		} else {
+			paraLen = 0
+		}
+		prevPara = para && paraLen == 1 // only one-line setext headings are converted
 		out = append(out, ln)
-		prevBlank = false
 	}
 	return out
 }

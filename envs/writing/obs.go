@@ -3,6 +3,7 @@ package writing
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/troupe-dev/troupe/core"
@@ -12,10 +13,11 @@ import (
 func (e *Env) observations() []core.Observation {
 	obs := make([]core.Observation, len(e.agents))
 	e.masks = make([][]bool, len(e.agents))
+	board := e.boardLines()
 	for i := range e.agents {
 		m := e.legal(i)
 		e.masks[i] = m
-		obs[i] = core.Observation{Features: e.features(i), Text: e.contextText(i), Mask: m}
+		obs[i] = core.Observation{Features: e.features(i), Text: e.contextText(i, board), Mask: m}
 	}
 	return obs
 }
@@ -109,29 +111,25 @@ func b2f(b bool) float64 {
 
 // contextText is agent i's context in brief: the brief, the task board and
 // what it has read or written (by heading; Prompt quotes texts in full).
-func (e *Env) contextText(i int) string {
+// board holds the shared part of every board line.
+func (e *Env) contextText(i int, board []string) string {
 	ag := &e.agents[i]
 	var b strings.Builder
+	b.Grow(len(e.brief) + len(e.guide) + 64*len(board) + 128)
 	fmt.Fprintf(&b, "You are writer_%d. t = %.1f s.\n\n", i, e.now)
 	b.WriteString(e.brief)
 	b.WriteString("\nTask board:\n")
-	for k, ru := range e.rfc.Units {
+	for k, line := range board {
 		u := &e.units[k]
-		status := "unclaimed"
-		switch {
-		case u.status == drafting:
-			status = fmt.Sprintf("being drafted by writer_%d", u.owner)
-		case u.status == done && u.owner >= 0:
-			status = fmt.Sprintf("drafted by writer_%d, being edited by writer_%d", u.author, u.owner)
-		case u.status == done:
-			status = fmt.Sprintf("drafted by writer_%d (version %d)", u.author, u.version)
-			if u.lastWriter != i && ag.seen[k] == u.version && u.deviates() {
-				status += ", you found it off the house style"
-			} else if u.lastWriter != i && ag.seen[k] != u.version {
-				status += ", not read by you"
+		b.WriteString(line)
+		if u.status == done && u.owner < 0 && u.lastWriter != i {
+			if ag.seen[k] != u.version {
+				b.WriteString(", not read by you")
+			} else if u.deviates() {
+				b.WriteString(", you found it off the house style")
 			}
 		}
-		fmt.Fprintf(&b, "%d. %s (%d words): %s\n", k, ru.Path, ru.Words, status)
+		b.WriteByte('\n')
 	}
 	if ag.read {
 		b.WriteString("\n")
@@ -141,6 +139,29 @@ func (e *Env) contextText(i int) string {
 	}
 	return b.String()
 }
+
+// boardLines returns the shared part of the task board, one line a unit.
+func (e *Env) boardLines() []string {
+	lines := make([]string, len(e.units))
+	for k, ru := range e.rfc.Units {
+		u := &e.units[k]
+		var status string
+		switch {
+		case u.status == unclaimed:
+			status = "unclaimed"
+		case u.status == drafting:
+			status = "being drafted by writer_" + itoa(u.owner)
+		case u.owner >= 0:
+			status = "drafted by writer_" + itoa(u.author) + ", being edited by writer_" + itoa(u.owner)
+		default:
+			status = "drafted by writer_" + itoa(u.author) + " (version " + itoa(u.version) + ")"
+		}
+		lines[k] = itoa(k) + ". " + ru.Path + " (" + itoa(ru.Words) + " words): " + status
+	}
+	return lines
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
 
 // Per-agent and per-unit widths of the global state.
 const (

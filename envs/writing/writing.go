@@ -281,6 +281,7 @@ type unitState struct {
 	author     int // drafting agent, -1
 	lastWriter int // -1
 	edits      int
+	tokens     int    // tokensOf(text)
 	dev        uint16 // habit deviations from the house style (bit per habit)
 	outlineOK  bool
 }
@@ -328,8 +329,8 @@ type Env struct {
 	started, done bool
 	seed          uint64
 	rfc           *RFC
-	house         Style
-	habits        []Style
+	house         consistency.Style
+	habits        []consistency.Style
 	now           float64
 	units         []unitState
 	agents        []agentState
@@ -439,7 +440,7 @@ func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
 	e.seed = seed
 	e.rfc = &e.corpus[rng.IntN(len(e.corpus))]
 	e.house = drawStyle(rng)
-	e.habits = make([]Style, e.p.Writers)
+	e.habits = make([]consistency.Style, e.p.Writers)
 	for i := range e.habits {
 		e.habits[i] = drawStyle(rng)
 	}
@@ -458,17 +459,17 @@ func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
 	}
 	e.reserve = make([]reservation, e.p.Writers)
 	e.meanTokens = float64(e.rfc.Tokens) / float64(n)
-	e.guide = e.house.Guide()
+	e.guide = Guide(e.house)
 	e.brief = e.buildBrief()
 	e.computeReference()
 	return e.observations(), nil
 }
 
 // House returns the episode's house style.
-func (e *Env) House() Style { return e.house }
+func (e *Env) House() consistency.Style { return e.house }
 
 // Habits returns writer i's own habits in this episode.
-func (e *Env) Habits(i int) Style { return e.habits[i] }
+func (e *Env) Habits(i int) consistency.Style { return e.habits[i] }
 
 // RFC returns the episode's document.
 func (e *Env) RFC() *RFC { return e.rfc }
@@ -488,10 +489,22 @@ func (e *Env) readCost(i int) (units []int, tokens int) {
 		u := &e.units[k]
 		if u.status == done && u.lastWriter != i && e.agents[i].seen[k] != u.version {
 			units = append(units, k)
-			tokens += tokensOf(u.text)
+			tokens += u.tokens
 		}
 	}
 	return units, tokens
+}
+
+// hasUnread reports whether a peer unit is done in a version agent i has
+// not read.
+func (e *Env) hasUnread(i int) bool {
+	for k := range e.units {
+		u := &e.units[k]
+		if u.status == done && u.lastWriter != i && e.agents[i].seen[k] != u.version {
+			return true
+		}
+	}
+	return false
 }
 
 // computeReference sets the single-writer reference: one read_style, then
@@ -658,10 +671,10 @@ func (e *Env) advance() {
 func (e *Env) setText(k int, text string) {
 	u := &e.units[k]
 	u.text = text
+	u.tokens = tokensOf(text)
 	u.version++
-	pr := profile(text)
-	u.dev = pr.deviations(e.house)
-	u.outlineOK = pr.outlineOK(e.rfc.Units[k].Headings)
+	u.dev = deviations(text, e.house)
+	u.outlineOK = outlineOK(text, e.rfc.Units[k].Headings)
 }
 
 // see records that agent i has read (or written) unit k's current version.
@@ -772,11 +785,7 @@ func (e *Env) legal(i int) []bool {
 			break
 		}
 	}
-	if !ag.read {
-		m[ReadStyle] = true
-	} else if units, _ := e.readCost(i); len(units) > 0 {
-		m[ReadStyle] = true
-	}
+	m[ReadStyle] = !ag.read || e.hasUnread(i)
 	m[DraftLongest], m[DraftNext] = anyUnclaimed, anyUnclaimed
 	m[EditPeer] = ag.read && e.editTarget(i, -1) >= 0
 	m[Submit] = !anyUnclaimed

@@ -9,14 +9,7 @@ import (
 	"github.com/troupe-dev/troupe/rewards/consistency"
 )
 
-func drawCS(rng *rand.Rand) consistency.Style {
-	s := drawStyle(rng)
-	h := consistency.HeadingATX
-	if s.Setext {
-		h = consistency.HeadingSetext
-	}
-	return consistency.Style{Heading: h, Case: s.Case, Bullet: s.Bullet, Emphasis: s.Emphasis, Strong: s.Strong, Code: s.Fence, Spelling: s.Spelling, Person: s.Person}
-}
+func drawCS(rng *rand.Rand) consistency.Style { return drawStyle(rng) }
 
 func TestZZRender4(t *testing.T) {
 	rs, _ := LoadShipped()

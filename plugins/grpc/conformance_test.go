@@ -20,6 +20,7 @@ import (
 // episode ends; every fifth episode is cut short with Truncate.
 func TestConformanceLBF(t *testing.T) {
 	noLeftovers(t)
+	var steps, rewarded, ended int
 	for _, tc := range []struct {
 		name   string
 		params map[string]any
@@ -43,7 +44,6 @@ func TestConformanceLBF(t *testing.T) {
 				t.Fatalf("specs differ:\nnative %s\nplugin %s", nativeSpec, pluggedSpec)
 			}
 			spec := native.Spec()
-			var steps, rewarded, ended int
 			for seed := uint64(1); seed <= uint64(tc.seeds); seed++ {
 				at := fmt.Sprintf("seed %d reset", seed)
 				no, err1 := native.Reset(seed)
@@ -102,13 +102,13 @@ func TestConformanceLBF(t *testing.T) {
 					no = nr.Observations
 				}
 			}
-			// The comparison must have covered rewards and episode ends.
-			if rewarded == 0 || ended == 0 {
-				t.Errorf("%d steps, %d rewarded, %d episodes ended: too few to compare", steps, rewarded, ended)
-			}
-			t.Logf("%d episodes, %d steps, %d with rewards, %d ended", tc.seeds, steps, rewarded, ended)
 		})
 	}
+	// The comparison must have covered rewards and episode ends.
+	if rewarded < 10 || ended < 50 {
+		t.Errorf("%d steps, %d rewarded, %d episodes ended: too few to compare", steps, rewarded, ended)
+	}
+	t.Logf("%d steps, %d with rewards, %d episodes ended", steps, rewarded, ended)
 }
 
 func sameResult(t *testing.T, at string, n, p core.StepResult) {

@@ -169,6 +169,13 @@ type remoteEnv struct {
 	closed bool
 }
 
+var (
+	_ core.Env       = (*remoteEnv)(nil)
+	_ core.Truncater = truncatingEnv{}
+	_ core.EnvSource = (*envSource)(nil)
+	_ core.Loader    = (*Loader)(nil)
+)
+
 // truncatingEnv is a remoteEnv whose plugin env implements core.Truncater.
 type truncatingEnv struct{ *remoteEnv }
 

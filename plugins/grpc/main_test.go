@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +37,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(hostHelperEnv); path != "" {
 		os.Exit(hostHelper(path))
 	}
+	// Plugin logs (crashes on purpose, panics) would clutter test output;
+	// TestPluginLogsReachHost checks them with its own logger.
+	slog.SetDefault(slog.New(slog.DiscardHandler))
 	dir, err := os.MkdirTemp("", "troupe-grpc-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

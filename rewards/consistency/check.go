@@ -240,7 +240,7 @@ func (o Options) Check(src []byte) Report {
 	}
 
 	sm := newSectionMatcher(tmpl.Sections)
-	d := parse(string(src), func(t string) bool { return sm.index(t) >= 0 })
+	d := parse(string(src), sm.index)
 
 	var (
 		strip    stripper
@@ -352,7 +352,7 @@ func (o Options) Check(src []byte) Report {
 	}
 	var seq []int
 	for hi, h := range d.headings {
-		if k := sm.index(h.text); k >= 0 {
+		if k := h.section; k >= 0 {
 			seq = append(seq, k)
 			if first[k] < 0 {
 				first[k] = hi
@@ -709,4 +709,3 @@ func lowerASCII(s string) string {
 	}
 	return s
 }
-

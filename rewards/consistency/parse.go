@@ -37,6 +37,8 @@ type heading struct {
 	text  string // raw inline Markdown
 	style HeadingStyle
 	line  int
+	// section is the template section the heading names, or -1.
+	section int
 	// contentLines counts non-heading content lines (prose, list, table,
 	// quote, code) directly below this heading up to the next heading.
 	contentLines int
@@ -268,25 +270,26 @@ func htmlBlockStart(t string) bool {
 	return c == '/' || c == '!' || c == '?' || (c|0x20 >= 'a' && c|0x20 <= 'z')
 }
 
-// parse splits src into the block structure the checks need.
-func parse(src string, isSection func(text string) bool) *doc {
+// parse splits src into the block structure the checks need; sectionOf
+// maps a heading's text to its template section index, or -1.
+func parse(src string, sectionOf func(text string) int) *doc {
 	d := &doc{}
 	var (
-		inFence      bool
-		fenceCh      byte
-		fenceN       int
-		inComment    bool
-		inIndented   bool
-		prevBlank    = true
-		paraOpen     bool // the previous line is a paragraph line (setext candidate / lazy continuation)
-		paraPlain    bool // that paragraph started outside a list item
-		paraStart    int  // index into d.units of the open paragraph's first line
-		para         int
-		inList       bool
-		listIndent   int // content column of the innermost list item
-		curSection   = -1
-		curSecLevel  = 0
-		lastHeading  = -1
+		inFence       bool
+		fenceCh       byte
+		fenceN        int
+		inComment     bool
+		inIndented    bool
+		prevBlank     = true
+		paraOpen      bool // the previous line is a paragraph line (setext candidate / lazy continuation)
+		paraPlain     bool // that paragraph started outside a list item
+		paraStart     int  // index into d.units of the open paragraph's first line
+		para          int
+		inList        bool
+		listIndent    int // content column of the innermost list item
+		curSection    = -1
+		curSecLevel   = 0
+		lastHeading   = -1
 		inFrontmatter bool
 	)
 	addContent := func() {
@@ -295,10 +298,11 @@ func parse(src string, isSection func(text string) bool) *doc {
 		}
 	}
 	addHeading := func(level int, text string, style HeadingStyle, line int) {
-		d.headings = append(d.headings, heading{level: level, text: text, style: style, line: line})
+		sec := sectionOf(text)
+		d.headings = append(d.headings, heading{level: level, text: text, style: style, line: line, section: sec})
 		idx := len(d.headings) - 1
 		lastHeading = idx
-		if isSection(text) {
+		if sec >= 0 {
 			curSection, curSecLevel = idx, level
 		} else if curSection >= 0 && level <= curSecLevel {
 			curSection = -1
@@ -514,3 +518,6 @@ func parse(src string, isSection func(text string) bool) *doc {
 	}
 	return d
 }
+
+// noSections is a sectionOf for parsing without a template.
+func noSections(string) int { return -1 }

@@ -30,7 +30,7 @@ type Style struct {
 // whose variant the Style sets, up to the rare constructs the parser
 // reads differently from CommonMark (emphasis spanning lines, say).
 func Restyle(md string, s Style) string {
-	d := parse(md, func(string) bool { return false })
+	d := parse(md, noSections)
 	lines := splitLines(md)
 	var out []string
 	var p stripper

@@ -216,6 +216,11 @@ func personOf(w string) (Person, bool) {
 	if len(w) > 10 {
 		return "", false
 	}
+	switch w[0] | 0x20 {
+	case 'w', 'u', 'o', 'i', 'm':
+	default:
+		return "", false
+	}
 	switch w {
 	case "I", "I'm", "I've", "I'll", "I'd", "I’m", "I’ve", "I’ll", "I’d":
 		return PersonSingular, true
@@ -361,6 +366,7 @@ func headingWords(plain string, fn func(w string, lead bool)) {
 		r, _ := utf8.DecodeRuneInString(w)
 		if !unicode.IsLetter(r) {
 			first = false
+			afterColon = strings.HasSuffix(tok, ":")
 			continue
 		}
 		fn(w, first || afterColon)

@@ -35,12 +35,16 @@ import (
 // Loading it with a non-empty env.params table fails with an error naming the
 // unexpected keys.
 func Env(newEnv func() core.Env) {
-	Serve(Config{Env: func(params map[string]any) (core.Env, error) {
+	Serve(envConfig(newEnv))
+}
+
+func envConfig(newEnv func() core.Env) Config {
+	return Config{Env: func(params map[string]any) (core.Env, error) {
 		if err := noParams(params); err != nil {
 			return nil, err
 		}
 		return newEnv(), nil
-	}})
+	}}
 }
 
 // EnvWithParams serves the env that factory makes from the agentfile's
@@ -53,12 +57,16 @@ func EnvWithParams(factory core.EnvFactory) {
 // Reward serves the reward function that newReward makes, for plugins that
 // take no params.
 func Reward(newReward func() core.RewardFunc) {
-	Serve(Config{Reward: func(params map[string]any) (core.RewardFunc, error) {
+	Serve(rewardConfig(newReward))
+}
+
+func rewardConfig(newReward func() core.RewardFunc) Config {
+	return Config{Reward: func(params map[string]any) (core.RewardFunc, error) {
 		if err := noParams(params); err != nil {
 			return nil, err
 		}
 		return newReward(), nil
-	}})
+	}}
 }
 
 // RewardWithParams serves the reward function that factory makes from its

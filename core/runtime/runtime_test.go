@@ -1,0 +1,253 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/troupe-dev/troupe/core"
+)
+
+func train(t *testing.T, s Setup, out string, resume bool, ctx context.Context) error {
+	t.Helper()
+	tr, err := NewTrainer(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	return tr.Run(ctx, RunOptions{Out: out, Resume: resume})
+}
+
+// stripTiming removes the timing fields, the only ones allowed to differ.
+func stripTiming(t *testing.T, path string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		delete(m, "steps_per_sec")
+		delete(m, "wall_s")
+		b, _ := json.Marshal(m)
+		out = append(out, string(b))
+	}
+	return out
+}
+
+func TestDeterministicAcrossWorkers(t *testing.T) {
+	d1, d3 := t.TempDir(), t.TempDir()
+	if err := train(t, toySetup(1), d1, false, context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := train(t, toySetup(3), d3, false, context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a, b := stripTiming(t, filepath.Join(d1, "metrics.jsonl")), stripTiming(t, filepath.Join(d3, "metrics.jsonl"))
+	if len(a) != 6 || strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Fatalf("metrics differ between 1 and 3 workers:\n%s\n---\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+	p1, _ := os.ReadFile(filepath.Join(d1, "policy.safetensors"))
+	p3, _ := os.ReadFile(filepath.Join(d3, "policy.safetensors"))
+	if len(p1) == 0 || !bytes.Equal(p1, p3) {
+		t.Fatal("policies differ between 1 and 3 workers")
+	}
+	var first map[string]any
+	_ = json.Unmarshal([]byte(a[0]), &first)
+	for _, k := range []string{"iteration", "reward_mean", "reward_std", "components", "kl", "clip_frac", "entropy", "frac_zero_std_groups", "env_steps"} {
+		if _, ok := first[k]; !ok {
+			t.Errorf("metrics.jsonl lacks %q", k)
+		}
+	}
+}
+
+// interruptAfter cancels the context once the trainer completed n iterations.
+func TestResumeEqualsUninterrupted(t *testing.T) {
+	full := t.TempDir()
+	if err := train(t, toySetup(2), full, false, context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	part := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := toySetup(2)
+	tr, err := NewTrainer(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt during iteration 4: iterations 1-3 are done, 3 is not a
+	// checkpoint multiple, so the interruption itself must save it.
+	err = tr.Run(ctx, RunOptions{Out: part, Progress: func(st IterationStats) {
+		if st.Iteration == 3 {
+			cancel()
+		}
+	}})
+	tr.Close()
+	if err != ErrInterrupted {
+		t.Fatalf("want ErrInterrupted, got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(part, "policy.safetensors")); err == nil {
+		t.Fatal("an interrupted run must not write the final policy")
+	}
+	if err := train(t, toySetup(1), part, true, context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a, b := stripTiming(t, filepath.Join(full, "metrics.jsonl")), stripTiming(t, filepath.Join(part, "metrics.jsonl"))
+	if strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Fatalf("resumed metrics differ:\n%s\n---\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+	p1, _ := os.ReadFile(filepath.Join(full, "policy.safetensors"))
+	p2, _ := os.ReadFile(filepath.Join(part, "policy.safetensors"))
+	if !bytes.Equal(p1, p2) {
+		t.Fatal("interrupted-and-resumed policy differs from the uninterrupted one")
+	}
+}
+
+func TestTrainingLearns(t *testing.T) {
+	s := toySetup(2)
+	s.Train.Iterations = 25
+	tr, err := NewTrainer(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	var first, last IterationStats
+	for i := 0; i < s.Train.Iterations; i++ {
+		st, _, err := tr.Step(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = st
+		}
+		last = st
+	}
+	if last.RewardMean < first.RewardMean+1 {
+		t.Fatalf("no learning: reward %.3f -> %.3f", first.RewardMean, last.RewardMean)
+	}
+	rep, err := Evaluate(context.Background(), s, tr.Policy(), s.Eval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Policies["grpo"].Reward <= rep.Policies["random"].Reward {
+		t.Fatalf("trained policy no better than random: %+v", rep.Policies)
+	}
+	if rep.Backend != "sim" {
+		t.Fatalf("backend label %q, want sim", rep.Backend)
+	}
+}
+
+func TestFailedEpisodesCounted(t *testing.T) {
+	s := toySetup(2)
+	bad := TrainTaskSeed(s.Seed, 0, 1)
+	closed := 0
+	s.Env = toySource{mk: func() *toyEnv { e := newToy(); e.failSeed = bad; e.closed = &closed; return e }}
+	s.Train.MaxFailureRatio = 0.5
+	tr, err := NewTrainer(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	st, results, err := tr.Step(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.FailedEpisodes != s.Train.GroupSize || st.Episodes != 16 {
+		t.Fatalf("want %d failed of 16, got %d of %d", s.Train.GroupSize, st.FailedEpisodes, st.Episodes)
+	}
+	for _, r := range results {
+		if r.Failed && !strings.Contains(r.Reason, "injected failure") {
+			t.Fatalf("failure reason lost: %q", r.Reason)
+		}
+	}
+	if closed < s.Train.GroupSize {
+		t.Fatalf("a failed env instance must be closed and replaced; closed %d", closed)
+	}
+	// Past the failure ratio the run stops with a clear error.
+	s.Train.MaxFailureRatio = 0.1
+	tr2, err := NewTrainer(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr2.Close()
+	if _, _, err := tr2.Step(context.Background()); err == nil || !strings.Contains(err.Error(), "max_failure_ratio") {
+		t.Fatalf("want a failure-ratio error, got %v", err)
+	}
+}
+
+func TestBudgetStopsEpisode(t *testing.T) {
+	s := toySetup(1)
+	s.Budget = Budget{MaxTokens: 15}
+	res, err := RunEpisode(context.Background(), s, nil, "random", 5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Random agents "say" with probability 1/3 each step; the first call
+	// of 15 tokens reaches the budget.
+	if res.Episode.BudgetStopped {
+		if res.Metrics["budget_stopped"] != 1 || !res.Episode.Truncated || res.Metrics["llm_tokens"] < 15 {
+			t.Fatalf("budget stop not recorded: %+v", res.Metrics)
+		}
+	}
+	stopped := 0
+	for seed := uint64(1); seed < 30; seed++ {
+		r, err := RunEpisode(context.Background(), s, nil, "random", seed, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Episode.BudgetStopped {
+			stopped++
+			if r.Episode.Steps >= 6 && r.Episode.Terminated {
+				t.Fatal("a budget-stopped episode must end early")
+			}
+		}
+	}
+	if stopped == 0 {
+		t.Fatal("no episode was budget-stopped")
+	}
+}
+
+func TestSetupValidation(t *testing.T) {
+	s := toySetup(1)
+	s.Weights = map[string]float64{"speed": 1}
+	if _, err := NewTrainer(s); err == nil || !strings.Contains(err.Error(), "speed") {
+		t.Fatalf("a weight on a missing component must be an error: %v", err)
+	}
+	s = toySetup(1)
+	s.Agents = []AgentLLM{{}, {}, {}}
+	if _, err := NewTrainer(s); err == nil || !strings.Contains(err.Error(), "3 agent LLMs") {
+		t.Fatalf("agent count mismatch must be an error: %v", err)
+	}
+}
+
+func TestIndependentCredit(t *testing.T) {
+	s := toySetup(2)
+	s.Train.Credit = "independent"
+	s.Train.Iterations = 2
+	if err := train(t, s, t.TempDir(), false, context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEvalSeedsDisjointFromTraining(t *testing.T) {
+	train := map[uint64]bool{}
+	for it := 0; it < 50; it++ {
+		for k := 0; k < 16; k++ {
+			train[TrainTaskSeed(1, it, k)] = true
+		}
+	}
+	for i := 0; i < 1000; i++ {
+		if train[EvalTaskSeed(1, i)] {
+			t.Fatalf("eval seed %d is also a training seed", i)
+		}
+	}
+}
+
+var _ core.Env = (*toyEnv)(nil)
