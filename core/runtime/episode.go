@@ -23,6 +23,7 @@ type Decision struct {
 
 // LLMCall is one recorded LLM call (kept for real backends, for export).
 type LLMCall struct {
+	Step       int
 	Agent      int
 	Decision   string
 	Prompt     []core.Message
@@ -41,6 +42,8 @@ type EpisodeResult struct {
 	Decisions []Decision
 	// LLMCalls are recorded for non-sim backends.
 	LLMCalls []LLMCall
+	// Advantages holds each agent's GRPO advantage (training only).
+	Advantages []float64
 	// Reward is the joint reward; Components and Metrics what the reward
 	// functions returned (filled by scoring).
 	Reward     float64
@@ -299,7 +302,7 @@ func (w *worker) writeTexts(ctx context.Context, rollout uint64, step int, obs [
 				return
 			}
 			actions[i].Text, actions[i].Usage = resp.Text, resp.Usage
-			calls[k] = LLMCall{Agent: i, Decision: req.Decision, Prompt: req.Messages, Completion: resp.Text, Usage: resp.Usage}
+			calls[k] = LLMCall{Step: step, Agent: i, Decision: req.Decision, Prompt: req.Messages, Completion: resp.Text, Usage: resp.Usage}
 		}
 		if w.isSim[i] {
 			call()

@@ -169,10 +169,12 @@ func (t *Trainer) Step(ctx context.Context) (IterationStats, []EpisodeResult, er
 	}
 	st.FracZeroStdGroups = float64(zeroStd) / float64(T)
 	var batch []grpo.Decision
-	for k, r := range results {
+	for k := range results {
+		r := &results[k]
 		if r.Failed {
 			continue
 		}
+		r.Advantages = adv[k]
 		for _, d := range r.Decisions {
 			batch = append(batch, grpo.Decision{Agent: d.Agent, Obs: d.Features, Mask: d.Mask, Action: d.Action, LogpOld: d.Logp, Advantage: adv[k][d.Agent]})
 		}
@@ -350,7 +352,7 @@ func (t *Trainer) Run(ctx context.Context, o RunOptions) error {
 	defer mf.Close()
 	saved := t.iter
 	for t.iter < t.setup.Train.Iterations {
-		st, _, err := t.Step(ctx)
+		st, results, err := t.Step(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				if saved != t.iter {
@@ -363,6 +365,9 @@ func (t *Trainer) Run(ctx context.Context, o RunOptions) error {
 			if saved != t.iter {
 				_ = t.saveCheckpoint(o.Out)
 			}
+			return err
+		}
+		if err := t.appendLLMSamples(o.Out, st.Iteration, results); err != nil {
 			return err
 		}
 		line, _ := json.Marshal(st)
