@@ -4,5 +4,6 @@ package main
 import (
 	_ "github.com/troupe-dev/troupe/envs/lbf"
 	_ "github.com/troupe-dev/troupe/envs/matrix"
+	_ "github.com/troupe-dev/troupe/envs/writing"
 	_ "github.com/troupe-dev/troupe/rewards"
 )

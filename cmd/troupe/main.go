@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	grpcplugin "github.com/troupe-dev/troupe/plugins/grpc"
 )
 
 // Exit codes of every subcommand.
@@ -32,8 +34,12 @@ var commands = map[string]command{}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	// Plugin processes ignore SIGINT; end them before exiting (deferred
+	// calls do not run on os.Exit).
+	grpcplugin.CleanupClients()
+	os.Exit(code)
 }
 
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {

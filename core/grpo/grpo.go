@@ -201,6 +201,16 @@ func (o *Optimizer) Reference() *policy.Policy { return o.ref }
 // ResetReference makes the current policy the new reference.
 func (o *Optimizer) ResetReference() { o.ref.CopyFrom(o.pol) }
 
+// SetLearningRate changes the learning rate from the next Adam step on
+// (for schedules). It must be positive and finite.
+func (o *Optimizer) SetLearningRate(lr float64) error {
+	if math.IsNaN(lr) || math.IsInf(lr, 0) || lr <= 0 {
+		return fmt.Errorf("grpo: learning_rate must be positive, got %v", lr)
+	}
+	o.cfg.LearningRate = lr
+	return nil
+}
+
 // Steps returns the number of Adam steps taken so far.
 func (o *Optimizer) Steps() int { return o.adam.T }
 
@@ -235,8 +245,9 @@ func (o *Optimizer) validate(batch []Decision) error {
 
 // Update runs Epochs passes over batch, each a fresh shuffle (drawn from
 // rng) split into Minibatches nearly equal minibatches, and takes one Adam
-// step per minibatch. An error leaves the policy as it was after the last
-// completed step; a non-finite gradient is an error and is not applied.
+// step per minibatch. Its only use of rng is one rng.Shuffle(len(batch), …)
+// per epoch. An error leaves the policy as it was after the last completed
+// step; a non-finite gradient is an error and is not applied.
 func (o *Optimizer) Update(batch []Decision, rng *rand.Rand) (Stats, error) {
 	if len(batch) == 0 {
 		return Stats{}, errors.New("grpo: empty batch")

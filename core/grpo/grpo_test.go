@@ -473,3 +473,24 @@ func Example() {
 	fmt.Println("greedy decision:", policy.Greedy(lp))
 	// Output: greedy decision: 1
 }
+
+func TestSetLearningRate(t *testing.T) {
+	p := newPolicy(t, policy.Config{ObsSize: 1, NumDecisions: 2, NumAgents: 1})
+	o, _ := NewOptimizer(p, DefaultConfig())
+	if err := o.SetLearningRate(0); err == nil {
+		t.Error("lr 0: no error")
+	}
+	if err := o.SetLearningRate(0.5); err != nil || o.Config().LearningRate != 0.5 {
+		t.Errorf("SetLearningRate: %v, config %+v", err, o.Config())
+	}
+	// First Adam step moves each parameter with a non-zero gradient by ≈ lr.
+	before := append([]float64(nil), p.Params()...)
+	batch := []Decision{{Obs: []float64{1}, Action: 0, LogpOld: math.Log(0.5), Advantage: 1}}
+	if _, err := o.Update(batch, rand.New(rand.NewPCG(1, 1))); err != nil {
+		t.Fatal(err)
+	}
+	moved := math.Abs(p.Params()[0] - before[0])
+	if moved < 0.4 {
+		t.Errorf("parameter moved %v after steps with lr 0.5", moved)
+	}
+}

@@ -1,50 +1,70 @@
 package writing_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/troupe-dev/troupe/envs/writing"
 )
 
 type summary struct {
-	name                string
-	consistency, makesp float64
-	tokens              float64
-	refMakespan         float64
+	name                          string
+	consistency, makespan, tokens float64
+	reference                     float64
 }
 
-func measure(t testing.TB, name string, seeds int, mk func(*writing.Env) policy) summary {
+// measure runs a policy on seeds 1..n with the default params and
+// averages consistency, makespan and tokens.
+func measure(t testing.TB, name string, n int, mk func(*writing.Env) policy) summary {
 	env, err := writing.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := summary{name: name}
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+	for seed := uint64(1); seed <= uint64(n); seed++ {
 		res := runEpisode(t, env, seed, mk(env))
-		s.consistency += res.Metrics["consistency"]
-		s.makesp += res.Metrics["makespan_s"]
-		s.tokens += res.Metrics["tokens"]
-		s.refMakespan += res.Metrics["reference_makespan_s"]
+		s.consistency += res.Metrics[writing.MetricConsistency]
+		s.makespan += res.Metrics[writing.MetricMakespan]
+		s.tokens += res.Metrics[writing.MetricTokens]
+		s.reference += res.Metrics[writing.MetricReferenceMakespan]
 	}
-	n := float64(seeds)
-	s.consistency /= n
-	s.makesp /= n
-	s.tokens /= n
-	s.refMakespan /= n
+	f := float64(n)
+	s.consistency, s.makespan, s.tokens, s.reference = s.consistency/f, s.makespan/f, s.tokens/f, s.reference/f
 	return s
 }
 
+// TestCalibration measures the baselines and a simple decentralized policy
+// over 100 seeds with the runtime's default sim latency model, and holds
+// the env to its calibration targets (speedup = mean single_agent makespan
+// ÷ mean makespan, same seeds):
+//
+//	single_agent    consistency ≥ 0.97
+//	parallel_naive  speedup ≥ 3.0, consistency ≤ 0.85
+//	sop             consistency ≥ 0.98, speedup ≤ 2.5
+//	good policy     consistency ≥ 0.987 and speedup ≥ 3.0
 func TestCalibration(t *testing.T) {
-	seeds := 100
-	if testing.Short() {
-		seeds = 30
-	}
-	single := measure(t, "single_agent", seeds, func(e *writing.Env) policy { return baselinePolicy(t, e, writing.BaselineSingleAgent) })
-	naive := measure(t, "parallel_naive", seeds, func(e *writing.Env) policy { return baselinePolicy(t, e, writing.BaselineParallelNaive) })
-	sop := measure(t, "sop", seeds, func(e *writing.Env) policy { return baselinePolicy(t, e, writing.BaselineSOP) })
-	good := measure(t, "good", seeds, func(*writing.Env) policy { return goodPolicy })
+	const seeds = 100
+	single := measure(t, writing.BaselineSingleAgent, seeds, func(e *writing.Env) policy { return baselinePolicy(t, e, writing.BaselineSingleAgent) })
+	naive := measure(t, writing.BaselineParallelNaive, seeds, func(e *writing.Env) policy { return baselinePolicy(t, e, writing.BaselineParallelNaive) })
+	sop := measure(t, writing.BaselineSOP, seeds, func(e *writing.Env) policy { return baselinePolicy(t, e, writing.BaselineSOP) })
+	good := measure(t, "decentralized", seeds, func(*writing.Env) policy { return goodPolicy })
+	speedup := func(s summary) float64 { return single.makespan / s.makespan }
 	for _, s := range []summary{single, naive, sop, good} {
-		fmt.Printf("%-15s consistency %.4f makespan %.1f speedup %.2f tokens %.0f ref %.1f\n", s.name, s.consistency, s.makesp, single.makesp/s.makesp, s.tokens, s.refMakespan)
+		t.Logf("%-15s consistency %.4f  makespan %6.1f s  speedup %.2f  tokens %6.0f  (reference makespan %.1f s)",
+			s.name, s.consistency, s.makespan, speedup(s), s.tokens, s.reference)
+	}
+	if single.consistency < 0.97 {
+		t.Errorf("single_agent consistency %.4f < 0.97", single.consistency)
+	}
+	if r := single.makespan / single.reference; r < 0.99 || r > 1.01 {
+		t.Errorf("single_agent makespan %.1f s vs reference %.1f s", single.makespan, single.reference)
+	}
+	if speedup(naive) < 3 || naive.consistency > 0.85 {
+		t.Errorf("parallel_naive: speedup %.2f (want ≥ 3), consistency %.4f (want ≤ 0.85)", speedup(naive), naive.consistency)
+	}
+	if sop.consistency < 0.98 || speedup(sop) > 2.5 {
+		t.Errorf("sop: consistency %.4f (want ≥ 0.98), speedup %.2f (want ≤ 2.5)", sop.consistency, speedup(sop))
+	}
+	if good.consistency < 0.987 || speedup(good) < 3 {
+		t.Errorf("decentralized policy: consistency %.4f (want ≥ 0.987), speedup %.2f (want ≥ 3)", good.consistency, speedup(good))
 	}
 }

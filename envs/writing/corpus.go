@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -94,20 +95,34 @@ func wordCount(s string) int {
 
 func tokensForWords(w int) int { return int(math.Ceil(1.3 * float64(w))) }
 
-// LoadShipped returns the RFCs embedded in the package.
-func LoadShipped() ([]RFC, error) {
+// LoadShipped returns the RFCs embedded in the package; names, if given,
+// selects files by name (with or without ".md"). The whole shipped corpus
+// is parsed once and shared: callers must not modify the RFCs.
+func LoadShipped(names ...string) ([]RFC, error) {
 	sub, err := fs.Sub(shipped, "corpus")
 	if err != nil {
 		return nil, err
 	}
-	return loadFS(sub, "corpus (shipped)")
+	if len(names) > 0 {
+		return loadFS(sub, "corpus (shipped)", names)
+	}
+	shippedOnce.Do(func() { shippedRFCs, shippedErr = loadFS(sub, "corpus (shipped)", nil) })
+	return shippedRFCs, shippedErr
 }
 
-// LoadDir parses every *.md file of dir as an RFC-style document. Files
-// named like the template or licence ("0000-template.md", "LICENSE*",
-// "README*") are skipped. It is an error if dir is missing, holds no
-// Markdown, or a file lacks the template's sections.
-func LoadDir(dir string) ([]RFC, error) {
+var (
+	shippedOnce sync.Once
+	shippedRFCs []RFC
+	shippedErr  error
+)
+
+// LoadDir parses the *.md files of dir as RFC-style documents: the files
+// named in names (with or without ".md"), or, with no names, every file
+// except those named like the template, a licence or a readme
+// ("0000-template.md", "LICENSE*", "README*"). It is an error if dir is
+// missing, holds no Markdown, lacks a named file, or a file lacks the
+// template's sections.
+func LoadDir(dir string, names ...string) ([]RFC, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("corpus_dir %q: %w", dir, err)
@@ -115,20 +130,32 @@ func LoadDir(dir string) ([]RFC, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("corpus_dir %q: not a directory", dir)
 	}
-	return loadFS(os.DirFS(dir), fmt.Sprintf("corpus_dir %q", dir))
+	return loadFS(os.DirFS(dir), fmt.Sprintf("corpus_dir %q", dir), names)
 }
 
-func loadFS(fsys fs.FS, where string) ([]RFC, error) {
-	names, err := fs.Glob(fsys, "*.md")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
-	sort.Strings(names)
-	var out []RFC
-	for _, n := range names {
-		if skipFile(n) {
-			continue
+func loadFS(fsys fs.FS, where string, names []string) ([]RFC, error) {
+	var files []string
+	if len(names) > 0 {
+		for _, n := range names {
+			if !strings.HasSuffix(n, ".md") {
+				n += ".md"
+			}
+			files = append(files, n)
 		}
+	} else {
+		all, err := fs.Glob(fsys, "*.md")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		sort.Strings(all)
+		for _, n := range all {
+			if !skipFile(n) {
+				files = append(files, n)
+			}
+		}
+	}
+	var out []RFC
+	for _, n := range files {
 		b, err := fs.ReadFile(fsys, n)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)

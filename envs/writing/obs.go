@@ -57,13 +57,14 @@ func (e *Env) features(i int) []float64 {
 				inProgress++
 			}
 			if u.lastWriter != i {
+				editable := e.editable(i, k)
 				if ag.seen[k] == u.version {
-					if u.deviates() && u.owner < 0 {
+					if u.deviates() && editable {
 						knownDev++
 					}
 				} else {
 					unread++
-					if u.edits == 0 && u.owner < 0 {
+					if u.edits == 0 && editable {
 						reviewable = true
 					}
 				}
@@ -99,7 +100,31 @@ func (e *Env) features(i int) []float64 {
 	f[FeatOwnDrafts] = float64(ag.drafted) / n
 	f[FeatReviewable] = b2f(reviewable && ag.read)
 	f[FeatTeamSize] = float64(len(e.agents)) / 8
+	unitTime := e.latency(0, int(e.meanTokens))
+	if ag.read && ag.task == taskNone && !ag.submitted {
+		if k := e.editTarget(i, -1); k >= 0 {
+			f[FeatEditSize] = math.Min(float64(e.rfc.Units[k].Tokens)/e.meanTokens/4, 2)
+		}
+	}
+	f[FeatPeersRemaining] = math.Min(e.peersRemaining(i)/unitTime/4, 1)
 	return f
+}
+
+// peersRemaining estimates, from the task board, how long until every
+// other agent is free: a peer drafting or editing unit u since time s is
+// expected to finish at s + ref_base_latency_s + tokens(u)/ref_decode_tps
+// (a read counts as done). Agents cannot see each other's true latency.
+func (e *Env) peersRemaining(i int) float64 {
+	rem := 0.0
+	for j := range e.agents {
+		a := &e.agents[j]
+		if j == i || (a.task != taskDraft && a.task != taskEdit) {
+			continue
+		}
+		end := a.startAt + e.latency(0, e.rfc.Units[a.unit].Tokens)
+		rem = math.Max(rem, end-e.now)
+	}
+	return rem
 }
 
 func b2f(b bool) float64 {
@@ -173,12 +198,14 @@ func stateSize(writers, maxUnits int) int {
 	return 2 + stateAgentWidth*writers + stateUnitWidth*maxUnits
 }
 
-// State returns the global state for centralized training: the clock, per
-// agent (busy, remaining busy time, read the style, submitted, and the
-// task kind read/draft/edit one-hot), and per unit slot up to the corpus'
-// largest document (present, status unclaimed/drafting/done one-hot,
-// being edited, size / mean unit, deviates, outline correct, edits, and one
-// flag per habit deviating from the house style).
+// State returns the global state for centralized training (length
+// EnvSpec.StateSize): the clock ÷ reference makespan and the document's
+// units ÷ the corpus maximum; per agent (7): busy, remaining busy time ÷
+// mean unit time, read the style, submitted, and the task kind
+// read/draft/edit one-hot; per unit slot up to the corpus' largest
+// document (16): present, status unclaimed/drafting/done one-hot, being
+// edited, size ÷ mean unit ÷ 4, deviates, outline correct, and one flag
+// per habit (HabitNames order) deviating from the house style.
 func (e *Env) State() []float64 {
 	s := make([]float64, e.spec.StateSize)
 	if !e.started {
@@ -218,7 +245,6 @@ func (e *Env) State() []float64 {
 				}
 			}
 		}
-		_ = u.edits
 		o += stateUnitWidth
 	}
 	return s

@@ -5,15 +5,15 @@
 //
 // # Task
 //
-// An episode is one RFC of the corpus (drawn by the seed): the 40 full-
-// template RFCs shipped in corpus/ (rust-lang/rfcs, MIT OR Apache-2.0), or
-// any directory of RFC-style Markdown given as the corpus_dir param. The
+// An episode is one RFC of the corpus (drawn by the seed): the 40
+// full-template RFCs shipped in corpus/ (rust-lang/rfcs, MIT OR
+// Apache-2.0), or any directory of RFC-style Markdown given as the corpus_dir param. The
 // document is cut into work units from the real text: every H2 template
 // section's lead text, and every H3 subsection (with what lies below it);
 // an H2 with no lead text is merged with its first subsection, and unit 0
 // also carries the H1 title and the RFC's metadata list. The units'
 // lengths are those of the real text, so a document has a median of 13
-// units and its longest unit is a median 18 % of it: with five writers and
+// units and its longest unit is a median 19 % of it: with five writers and
 // longest-first scheduling the speedup cap over one writer is 4.57× on the
 // shipped corpus (3.80× with four, 5.11× with six; ratio of mean makespans,
 // 0.8 s per call, 40 tokens/s). The final document is the units' current
@@ -40,8 +40,14 @@
 //	edit_peer      rewrite a peer's unit in the house style (LLM; needs
 //	               read_style): a unit this writer knows to deviate
 //	               (longest first), else a never-edited peer unit it has not
-//	               read, in template order
+//	               read, in template order; a unit is edited at most
+//	               max_edits_per_unit times (default 2)
 //	submit         declare itself done (legal once no unit is unclaimed)
+//
+// A writer knows a unit deviates once it has read its current version
+// (read_style, or editing it) and the unit departs from the house style:
+// restyling it to the house style (consistency.Restyle) would change it,
+// or its H1–H3 headings are not the ones the outline prescribes.
 //
 // Masks: a busy or submitted agent has only wait; read_style needs
 // something new to read; draft_* need an unclaimed unit; edit_peer needs
@@ -92,15 +98,33 @@
 // consistency.Check score of the final document) and one
 // "consistency.<check>" per check, units, units_drafted, edits, reads and
 // env_tokens; the document is the artifact "document.md".
+//
+// # Calibration
+//
+// TestCalibration (go test -run TestCalibration -v) plays 100 seeds with
+// the default params and the runtime's default sim latency model
+// (0.8 s + prompt/2000 + completion/40), speedup being the mean makespan
+// of single_agent over the policy's:
+//
+//	policy          consistency  makespan  speedup
+//	single_agent    0.995        122.4 s   1.00
+//	parallel_naive  0.700         25.5 s   4.81
+//	sop             0.993         61.6 s   1.99
+//	decentralized   0.999         32.3 s   3.79
+//
+// where "decentralized" is a policy on each agent's own features: read the
+// style once, draft the longest unclaimed unit, re-read when peers finished
+// units, harmonize units known to deviate, wait while work is in progress,
+// then submit.
 package writing
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/troupe-dev/troupe/core"
@@ -127,24 +151,26 @@ const (
 
 // Feature indices of Observation.Features. Counts are scaled to O(1).
 const (
-	FeatBias          = iota // always 1
-	FeatBusy                 // 1 while the agent works on a decision
-	FeatSubmitted            // 1 once the agent has submitted
-	FeatReadStyle            // 1 once the agent has read the house style
-	FeatClock                // virtual time / reference_makespan_s
-	FeatUnclaimed            // fraction of units nobody has claimed
-	FeatInProgress           // fraction of units being drafted or edited
-	FeatDone                 // fraction of units drafted
-	FeatLongest              // longest unclaimed unit / mean unit, ÷ 4 (≤ 2)
-	FeatNext                 // first unclaimed unit (template order) / mean unit, ÷ 4 (≤ 2)
-	FeatUnclaimedWork        // unclaimed tokens / all tokens
-	FeatKnownDeviating       // peer units known to deviate from the house style, ÷ 4 (≤ 1)
-	FeatUnreadPeer           // peer units done whose current version the agent has not read / units
-	FeatPeersBusy            // fraction of the other agents that are busy
-	FeatPeersSubmitted       // fraction of the other agents that have submitted
-	FeatOwnDrafts            // units this agent drafted / units
-	FeatReviewable           // 1 if a never-edited peer unit is unread by this agent
-	FeatTeamSize             // writers / 8
+	FeatBias           = iota // always 1
+	FeatBusy                  // 1 while the agent works on a decision
+	FeatSubmitted             // 1 once the agent has submitted
+	FeatReadStyle             // 1 once the agent has read the house style
+	FeatClock                 // virtual time / reference_makespan_s
+	FeatUnclaimed             // fraction of units nobody has claimed
+	FeatInProgress            // fraction of units being drafted or edited
+	FeatDone                  // fraction of units drafted
+	FeatLongest               // longest unclaimed unit / mean unit, ÷ 4 (≤ 2)
+	FeatNext                  // first unclaimed unit (template order) / mean unit, ÷ 4 (≤ 2)
+	FeatUnclaimedWork         // unclaimed tokens / all tokens
+	FeatKnownDeviating        // peer units known to deviate from the house style, ÷ 4 (≤ 1)
+	FeatUnreadPeer            // peer units done whose current version the agent has not read / units
+	FeatPeersBusy             // fraction of the other agents that are busy
+	FeatPeersSubmitted        // fraction of the other agents that have submitted
+	FeatOwnDrafts             // units this agent drafted / units
+	FeatReviewable            // 1 if a never-edited peer unit is unread by this agent
+	FeatTeamSize              // writers / 8
+	FeatEditSize              // the unit edit_peer would take / mean unit, ÷ 4 (≤ 2); 0 if none
+	FeatPeersRemaining        // estimated time until the last busy peer is free / mean unit time, ÷ 4 (≤ 1)
 	NumFeatures
 )
 
@@ -179,9 +205,11 @@ type Params struct {
 	// CorpusDir is a directory of RFC-style Markdown files to use instead
 	// of the shipped corpus ("" = shipped).
 	CorpusDir string `json:"corpus_dir"`
-	// RFC fixes the document by file name without ".md" ("" = drawn per
-	// episode from the seed).
-	RFC string `json:"rfc"`
+	// RFCs restricts the corpus to these files (names with or without
+	// ".md"; empty = every RFC of the corpus). One name fixes the document;
+	// a list such as the held-out RFCs lets corpus_dir point at a folder
+	// that also holds other files. Each episode draws one from the seed.
+	RFCs []string `json:"rfcs"`
 	// Writers is the team size (default 5, 1..16).
 	Writers int `json:"writers"`
 	// StyleFollowProb is the chance, per habit and unit, that a writer who
@@ -203,6 +231,9 @@ type Params struct {
 	// IdleWait is how far the clock moves when every agent waits and
 	// nobody is busy (default 1 s).
 	IdleWait float64 `json:"idle_wait_s"`
+	// MaxEditsPerUnit caps how often one unit may be edited (default 2),
+	// so that two writers cannot pass a unit back and forth forever.
+	MaxEditsPerUnit int `json:"max_edits_per_unit"`
 	// ContextUnits is how many of the units an agent read or wrote most
 	// recently its prompts quote in full (default 2); older ones are
 	// listed by heading.
@@ -222,6 +253,7 @@ func DefaultParams() Params {
 		RefPrefillTPS:           2000,
 		RefDecodeTPS:            40,
 		IdleWait:                1,
+		MaxEditsPerUnit:         2,
 		ContextUnits:            2,
 		MaxSteps:                1000,
 	}
@@ -245,6 +277,8 @@ func (p Params) validate() error {
 		return fmt.Errorf("params: key \"writers\": want 1..16, got %d", p.Writers)
 	case p.ContextUnits < 0 || p.ContextUnits > 64:
 		return fmt.Errorf("params: key \"context_units\": want 0..64, got %d", p.ContextUnits)
+	case p.MaxEditsPerUnit < 0:
+		return fmt.Errorf("params: key \"max_edits_per_unit\": want ≥ 0, got %d", p.MaxEditsPerUnit)
 	case p.MaxSteps < 1:
 		return fmt.Errorf("params: key \"max_steps\": want ≥ 1, got %d", p.MaxSteps)
 	case p.RefBaseLatency < 0 || math.IsNaN(p.RefBaseLatency) || math.IsInf(p.RefBaseLatency, 0):
@@ -301,6 +335,7 @@ const (
 type agentState struct {
 	task      taskKind
 	unit      int
+	startAt   float64 // when the current task started
 	busyUntil float64
 	pending   string
 	read      bool
@@ -327,7 +362,6 @@ type Env struct {
 	maxUnits int
 
 	started, done bool
-	seed          uint64
 	rfc           *RFC
 	house         consistency.Style
 	habits        []consistency.Style
@@ -335,9 +369,8 @@ type Env struct {
 	units         []unitState
 	agents        []agentState
 	reserve       []reservation
-	masks         [][]bool // the masks of the last observations, which actions must respect
+	masks         [][]bool   // the masks of the last observations, which actions must respect
 	rng           *rand.Rand // for Simulate when the runtime passes none
-	steps         int
 	usageTokens   int
 	charged       int
 	llmCalls      int
@@ -370,26 +403,15 @@ func New(params map[string]any) (*Env, error) {
 	var corpus []RFC
 	var err error
 	if p.CorpusDir != "" {
-		corpus, err = LoadDir(p.CorpusDir)
+		corpus, err = LoadDir(p.CorpusDir, p.RFCs...)
 	} else {
-		corpus, err = LoadShipped()
+		corpus, err = LoadShipped(p.RFCs...)
 	}
 	if err != nil {
+		if len(p.RFCs) > 0 && errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("writing: params: key \"rfcs\": %w", err)
+		}
 		return nil, fmt.Errorf("writing: %w", err)
-	}
-	if p.RFC != "" {
-		var names []string
-		found := false
-		for _, r := range corpus {
-			names = append(names, r.Name)
-			if r.Name == p.RFC {
-				corpus, found = []RFC{r}, true
-				break
-			}
-		}
-		if !found {
-			return nil, fmt.Errorf("writing: params: key \"rfc\": no RFC %q in the corpus (have %s)", p.RFC, strings.Join(names, ", "))
-		}
 	}
 	e := &Env{p: p, corpus: corpus}
 	for _, r := range corpus {
@@ -437,7 +459,6 @@ func (e *Env) Close() error { return nil }
 // every writer's habits.
 func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x77726974696e67)) // "writing"
-	e.seed = seed
 	e.rfc = &e.corpus[rng.IntN(len(e.corpus))]
 	e.house = drawStyle(rng)
 	e.habits = make([]consistency.Style, e.p.Writers)
@@ -446,7 +467,7 @@ func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
 	}
 	e.rng = rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 	e.started, e.done = true, false
-	e.now, e.steps = 0, 0
+	e.now = 0
 	e.usageTokens, e.charged, e.llmCalls, e.edits, e.reads = 0, 0, 0, 0, 0
 	n := len(e.rfc.Units)
 	e.units = make([]unitState, n)
@@ -550,6 +571,9 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 	}
 	for i, a := range actions {
 		ag := &e.agents[i]
+		if r := e.reserve[i]; r.ok && r.decision != a.Decision {
+			e.reserve[i] = reservation{} // Prompt was called for another decision
+		}
 		switch a.Decision {
 		case Wait:
 		case ReadStyle:
@@ -561,7 +585,7 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 			e.charged += tok
 			e.reads++
 			ag.task, ag.unit = taskRead, -1
-			ag.busyUntil = e.now + e.latency(tok, 0)
+			ag.startAt, ag.busyUntil = e.now, e.now+e.latency(tok, 0)
 		case DraftLongest, DraftNext, EditPeer:
 			k := e.target(i, a.Decision)
 			e.llmCalls++
@@ -575,7 +599,7 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 				}
 				lat = e.latency(a.Usage.PromptTokens, ct)
 			}
-			ag.busyUntil = e.now + lat
+			ag.startAt, ag.busyUntil = e.now, e.now+lat
 			ag.unit, ag.pending = k, text
 			switch {
 			case k < 0:
@@ -596,7 +620,6 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 		e.reserve[i] = reservation{}
 	}
 	e.advance()
-	e.steps++
 	res := core.StepResult{Observations: e.observations()}
 	if e.allSubmitted() {
 		e.done = true
@@ -819,7 +842,7 @@ func (e *Env) editTarget(i, skip int) int {
 	best, review := -1, -1
 	for k := range e.units {
 		u := &e.units[k]
-		if k == skip || u.status != done || u.owner >= 0 || u.lastWriter == i || e.reservedByOther(i, k) {
+		if k == skip || !e.editable(i, k) || e.reservedByOther(i, k) {
 			continue
 		}
 		if ag.seen[k] == u.version {
@@ -834,6 +857,14 @@ func (e *Env) editTarget(i, skip int) int {
 		return best
 	}
 	return review
+}
+
+// editable reports whether agent i may edit unit k (ignoring
+// reservations): drafted, not being edited, last written by someone else,
+// and edited fewer than max_edits_per_unit times.
+func (e *Env) editable(i, k int) bool {
+	u := &e.units[k]
+	return u.status == done && u.owner < 0 && u.lastWriter != i && u.edits < e.p.MaxEditsPerUnit
 }
 
 func (e *Env) reservedByOther(i, k int) bool {
@@ -865,191 +896,8 @@ func (e *Env) target(i, decision int) int {
 }
 
 func (e *Env) stillAvailable(i, decision, k int) bool {
-	u := &e.units[k]
 	if decision == EditPeer {
-		return u.status == done && u.owner < 0 && u.lastWriter != i
+		return e.editable(i, k)
 	}
-	return u.status == unclaimed
-}
-
-// Prompt builds agent's LLM request for a text decision from its own
-// context only, and reserves the unit it will write (see the package doc).
-// It implements core.Prompter.
-func (e *Env) Prompt(agent, decision int) core.ChatRequest {
-	if !e.started || agent < 0 || agent >= len(e.agents) || decision < 0 || decision >= NumDecisions {
-		return core.ChatRequest{Agent: agent, Messages: []core.Message{{Role: "user", Content: "No task."}}}
-	}
-	k := -1
-	if decisionSpecs[decision].NeedsText {
-		k = e.target(agent, decision)
-	}
-	ag := &e.agents[agent]
-	var ctx []ctxUnit
-	var older []int
-	start := max(0, len(ag.recent)-e.p.ContextUnits)
-	for _, r := range ag.recent[:start] {
-		older = append(older, r)
-	}
-	for _, r := range ag.recent[start:] {
-		who := "you"
-		if e.units[r].lastWriter != agent && e.units[r].author != agent {
-			who = "a peer"
-		}
-		ctx = append(ctx, ctxUnit{unit: r, who: who, text: ag.seenText[r]})
-	}
-	current := ""
-	if decision == EditPeer && k >= 0 {
-		current = e.units[k].text
-	}
-	return e.buildRequest(agent, decision, k, ag.read, ctx, older, current)
-}
-
-// Simulate stands in for the LLM (core.Simulator): the reserved unit's real
-// RFC text rendered in the writer's habits, or in the house style with
-// slips when the writer has read it. Token counts: the prompt's, and
-// completion = ⌈1.3 × words⌉ of the text.
-func (e *Env) Simulate(agent, decision int, req core.ChatRequest, rng *rand.Rand) (core.SimCompletion, error) {
-	if !e.started {
-		return core.SimCompletion{}, errors.New("writing: Simulate before Reset")
-	}
-	if agent < 0 || agent >= len(e.agents) || decision < 0 || decision >= NumDecisions {
-		return core.SimCompletion{}, fmt.Errorf("writing: Simulate: agent %d decision %d out of range", agent, decision)
-	}
-	if !decisionSpecs[decision].NeedsText {
-		return core.SimCompletion{}, fmt.Errorf("writing: Simulate: decision %q needs no text", decisionSpecs[decision].Name)
-	}
-	if rng == nil {
-		rng = e.rng
-	}
-	k := e.target(agent, decision)
-	pt := promptTokens(req)
-	if k < 0 {
-		return core.SimCompletion{Text: "", PromptTokens: pt}, nil
-	}
-	read := e.agents[agent].read || decision == EditPeer
-	text := e.simulateUnit(agent, k, read, rng)
-	return core.SimCompletion{Text: text, PromptTokens: pt, CompletionTokens: tokensOf(text)}, nil
-}
-
-// simulateUnit renders unit k as writer i would.
-func (e *Env) simulateUnit(i, k int, read bool, rng *rand.Rand) string {
-	st := e.habits[i]
-	slipP := e.p.StructureSlipProb
-	if read {
-		st = mix(e.house, e.habits[i], e.p.StyleFollowProb, rng)
-		slipP = e.p.StyledStructureSlipProb
-	}
-	slip := slipNone
-	x, kind, alt := rng.Float64(), rng.IntN(2), rng.IntN(2)
-	if x < slipP {
-		slip = slipRename + slipKind(kind)
-	}
-	return render(e.rfc.Units[k].Source, st, slip, alt)
-}
-
-// ctxUnit is one unit quoted in a prompt.
-type ctxUnit struct {
-	unit int
-	who  string
-	text string
-}
-
-func (e *Env) buildBrief() string {
-	r := e.rfc
-	var b strings.Builder
-	fmt.Fprintf(&b, "You are writing %q, a Rust RFC, with a team of %d writers. ", r.Title, e.p.Writers)
-	b.WriteString("The RFC follows the Rust RFC template. What it proposes, in the words of its Summary:\n\n")
-	sum := e.rfc.Units[0].Source
-	if _, after, ok := strings.Cut(sum, "## Summary"); ok {
-		sum = after
-	}
-	if i := strings.Index(sum, "\n### "); i >= 0 {
-		sum = sum[:i]
-	}
-	b.WriteString(strings.TrimSpace(sum))
-	b.WriteString("\n")
-	return b.String()
-}
-
-// outlineText lists the units with their headings and lengths.
-func (e *Env) outlineText() string {
-	var b strings.Builder
-	for k, u := range e.rfc.Units {
-		fmt.Fprintf(&b, "%d. %s (about %d words)\n", k, u.Path, u.Words)
-	}
-	return b.String()
-}
-
-func headingsText(hs []OutlineHeading) string {
-	var parts []string
-	for _, h := range hs {
-		parts = append(parts, fmt.Sprintf("H%d %q", h.Level, h.Text))
-	}
-	return strings.Join(parts, ", then ")
-}
-
-// buildRequest builds a prompt from the given pieces of one agent's own
-// context.
-func (e *Env) buildRequest(agent, decision, k int, read bool, ctx []ctxUnit, older []int, current string) core.ChatRequest {
-	var b strings.Builder
-	b.WriteString("## Brief\n\n")
-	b.WriteString(e.brief)
-	b.WriteString("\n## Outline (units of work, in document order)\n\n")
-	b.WriteString(e.outlineText())
-	if read {
-		b.WriteString("\n## House style\n\n")
-		b.WriteString(e.guide)
-	}
-	if len(older) > 0 || len(ctx) > 0 {
-		b.WriteString("\n## What you have read or written so far\n\n")
-		for _, o := range older {
-			fmt.Fprintf(&b, "- unit %d (%s), not quoted again\n", o, e.rfc.Units[o].Path)
-		}
-		for _, c := range ctx {
-			fmt.Fprintf(&b, "\n### Unit %d, written by %s\n\n%s\n", c.unit, c.who, c.text)
-		}
-	}
-	b.WriteString("\n## Your task\n\n")
-	maxTok := 256
-	switch {
-	case k < 0:
-		b.WriteString("Every unit is taken; there is nothing for you to write. Reply with nothing.\n")
-	case decision == EditPeer:
-		u := e.rfc.Units[k]
-		fmt.Fprintf(&b, "Edit unit %d (%s), written by a peer, so that it follows the house style and the outline conventions exactly; keep its content. "+
-			"Its headings must be: %s. Reply with the whole edited unit in Markdown and nothing else.\n\n%s\n", k, u.Path, headingsText(u.Headings), current)
-		maxTok += 2 * u.Tokens
-	default:
-		u := e.rfc.Units[k]
-		fmt.Fprintf(&b, "Write unit %d: %s, about %d words. Start with its heading(s): %s. ", k, u.Path, u.Words, headingsText(u.Headings))
-		if k == 0 && len(u.Headings) > 0 && u.Headings[0].Level == 1 {
-			b.WriteString("As the first unit it carries the document title and, below it, the RFC's metadata list (Feature Name, Start Date, RFC PR, Rust Issue). ")
-		}
-		b.WriteString("Write only this unit, in Markdown, nothing else.\n")
-		maxTok += 2 * u.Tokens
-	}
-	return core.ChatRequest{
-		Messages: []core.Message{
-			{Role: "system", Content: fmt.Sprintf("You are writer_%d, one of %d technical writers drafting a Rust RFC together. You see only your own notes.", agent, e.p.Writers)},
-			{Role: "user", Content: b.String()},
-		},
-		MaxTokens:   maxTok,
-		Temperature: 0.7,
-		Agent:       agent,
-		Decision:    decisionSpecs[decision].Name,
-	}
-}
-
-func promptTokens(req core.ChatRequest) int {
-	n := 0
-	for _, m := range req.Messages {
-		n += tokensOf(m.Content)
-	}
-	return n
-}
-
-// Latency returns the env's latency model for one call, as a duration
-// (for tests and runtimes that want the same model).
-func (e *Env) Latency(prompt, completion int) time.Duration {
-	return time.Duration(e.latency(prompt, completion) * float64(time.Second))
+	return e.units[k].status == unclaimed
 }

@@ -247,9 +247,8 @@ func AppendObservations(b []byte, obs []core.Observation, sh Shape) ([]byte, err
 	if len(obs) != sh.Agents {
 		return b, fmt.Errorf("%d observations for %d agents", len(obs), sh.Agents)
 	}
-	b = AppendU32(b, uint32(len(obs)))
-	b = AppendU32(b, uint32(sh.ObsSize))
-	b = AppendU32(b, uint32(sh.Decisions))
+	mb := maskBytes(sh.Decisions)
+	size := 12
 	for i := range obs {
 		o := &obs[i]
 		if len(o.Features) != sh.ObsSize {
@@ -258,26 +257,46 @@ func AppendObservations(b []byte, obs []core.Observation, sh Shape) ([]byte, err
 		if o.Mask != nil && len(o.Mask) != sh.Decisions {
 			return b, fmt.Errorf("mask of agent %d has %d entries, there are %d decisions", i, len(o.Mask), sh.Decisions)
 		}
+		size += 4 + 8*len(o.Features) + 4 + len(o.Text)
+		if o.Mask != nil {
+			size += mb
+		}
+	}
+	// Size first, then fixed-offset stores: far cheaper than appending
+	// value by value in a Go guest compiled to Wasm.
+	off := len(b)
+	b = slices.Grow(b, size)[:off+size]
+	le := binary.LittleEndian
+	le.PutUint32(b[off:], uint32(len(obs)))
+	le.PutUint32(b[off+4:], uint32(sh.ObsSize))
+	le.PutUint32(b[off+8:], uint32(sh.Decisions))
+	off += 12
+	for i := range obs {
+		o := &obs[i]
 		var flags uint32
 		if o.Mask != nil {
-			flags |= obsHasMask
+			flags = obsHasMask
 		}
-		b = AppendU32(b, flags)
-		for _, f := range o.Features {
-			b = AppendF64(b, f)
+		le.PutUint32(b[off:], flags)
+		off += 4
+		f := b[off : off+8*len(o.Features)]
+		for k, v := range o.Features {
+			le.PutUint64(f[8*k:], math.Float64bits(v))
 		}
+		off += len(f)
 		if o.Mask != nil {
-			for k := 0; k < len(o.Mask); k += 8 {
-				var by byte
-				for j := 0; j < 8 && k+j < len(o.Mask); j++ {
-					if o.Mask[k+j] {
-						by |= 1 << j
-					}
+			m := b[off : off+mb]
+			clear(m)
+			for d, legal := range o.Mask {
+				if legal {
+					m[d/8] |= 1 << (d % 8)
 				}
-				b = append(b, by)
 			}
+			off += mb
 		}
-		b = AppendStr(b, o.Text)
+		le.PutUint32(b[off:], uint32(len(o.Text)))
+		off += 4
+		off += copy(b[off:], o.Text)
 	}
 	return b, nil
 }
@@ -385,8 +404,12 @@ func AppendStepResult(b []byte, res *core.StepResult, sh Shape) ([]byte, error) 
 	if err != nil {
 		return b, err
 	}
-	for _, v := range res.Rewards {
-		b = AppendF64(b, v)
+	if len(res.Rewards) > 0 {
+		off := len(b)
+		b = slices.Grow(b, 8*len(res.Rewards))[:off+8*len(res.Rewards)]
+		for i, v := range res.Rewards {
+			binary.LittleEndian.PutUint64(b[off+8*i:], math.Float64bits(v))
+		}
 	}
 	b = AppendMetrics(b, res.Metrics)
 	b = AppendU32(b, uint32(len(res.Artifacts)))

@@ -10,6 +10,12 @@
 // (github.com/troupe-dev/troupe/sdk/serve), which wraps an ordinary
 // [core.Env] or [core.RewardFunc]; the wire protocol is plugins/grpc/proto.
 //
+// The env instance Open returns implements exactly the optional interfaces
+// the plugin's env implements (core.Truncater, core.Prompter, core.Simulator,
+// core.BaselineProvider). A simulator in the plugin gets a generator seeded
+// with one value the host draws from the runtime's (see SimulateSeedStream),
+// as in the Wasm host.
+//
 // # Processes
 //
 // Every env instance is its own plugin process: [core.EnvSource.Open] starts
@@ -39,6 +45,10 @@
 // plugin or that speaks another version is refused with an error naming both
 // versions. If the source pins the binary's sha256 (core.SourceRef.SHA256),
 // the file is checked before every start, and a mismatch names both sums.
+//
+// Plugin processes are not sandboxed: they run with troupe's rights, and
+// core.Sandbox's MemoryLimitMiB and ReadOnlyDirs do not apply to them (only
+// CallTimeout does). Use a Wasm module for untrusted code.
 //
 // # Logs
 //

@@ -49,7 +49,7 @@ func (l *Loader) LoadEnv(ctx context.Context, ref core.SourceRef) (core.EnvSourc
 		first.proc.kill(false)
 		return nil, fmt.Errorf("%s: %w", cfg.label, err)
 	}
-	src.spec, src.specJSON, src.truncate = first.spec, first.specJSON, first.truncate
+	src.spec, src.specJSON, src.caps = first.spec, first.specJSON, first.caps
 	src.spare = first
 	return src, nil
 }
@@ -59,7 +59,7 @@ type envSource struct {
 	cfg      *pluginConfig
 	spec     core.EnvSpec
 	specJSON []byte
-	truncate bool
+	caps     capSet
 
 	mu     sync.Mutex
 	spare  *opened // the process LoadEnv started, for the first Open
@@ -73,7 +73,7 @@ type opened struct {
 	client   pb.EnvClient
 	spec     core.EnvSpec
 	specJSON []byte
-	truncate bool
+	caps     capSet
 }
 
 // start starts a process and opens its env with the source's params.
@@ -91,15 +91,15 @@ func (s *envSource) start() (*opened, error) {
 		proc.kill(false)
 		return nil, err
 	}
-	o := &opened{proc: proc, client: client, specJSON: reply.GetSpecJson(), truncate: reply.GetTruncate()}
+	o := &opened{proc: proc, client: client, specJSON: reply.GetSpecJson(), caps: capsOf(reply)}
 	if err := json.Unmarshal(o.specJSON, &o.spec); err != nil {
 		proc.kill(false)
 		return nil, fmt.Errorf("%s: the plugin's spec is not valid JSON: %w", proc.describe(), err)
 	}
-	if s.specJSON != nil && (!bytes.Equal(o.specJSON, s.specJSON) || o.truncate != s.truncate) {
+	if s.specJSON != nil && (!bytes.Equal(o.specJSON, s.specJSON) || o.caps != s.caps) {
 		proc.kill(false)
-		return nil, fmt.Errorf("%s: the restarted plugin describes a different env than when it was loaded (was %s, now %s)",
-			proc.describe(), s.specJSON, o.specJSON)
+		return nil, fmt.Errorf("%s: the restarted plugin describes a different env than when it was loaded (was %s %v, now %s %v)",
+			proc.describe(), s.specJSON, s.caps, o.specJSON, o.caps)
 	}
 	return o, nil
 }
@@ -129,10 +129,7 @@ func (s *envSource) Open() (core.Env, error) {
 	}
 	s.open[e] = struct{}{}
 	s.mu.Unlock()
-	if s.truncate {
-		return truncatingEnv{e}, nil
-	}
-	return e, nil
+	return s.caps.wrap(e), nil
 }
 
 // Close stops the processes of every instance opened from the source;
@@ -171,28 +168,9 @@ type remoteEnv struct {
 
 var (
 	_ core.Env       = (*remoteEnv)(nil)
-	_ core.Truncater = truncatingEnv{}
 	_ core.EnvSource = (*envSource)(nil)
 	_ core.Loader    = (*Loader)(nil)
 )
-
-// truncatingEnv is a remoteEnv whose plugin env implements core.Truncater.
-type truncatingEnv struct{ *remoteEnv }
-
-// Truncate ends the current episode early (core.Truncater).
-func (e truncatingEnv) Truncate() (core.StepResult, error) {
-	o, err := e.current("Truncate")
-	if err != nil {
-		return core.StepResult{}, err
-	}
-	ctx, cancel := o.proc.callContext()
-	defer cancel()
-	r, err := o.client.Truncate(ctx, &pb.TruncateRequest{})
-	if err != nil {
-		return core.StepResult{}, e.fail(o, "Truncate", err)
-	}
-	return stepFromPB(r), nil
-}
 
 // Spec returns the spec the plugin reported when it was loaded.
 func (e *remoteEnv) Spec() core.EnvSpec { return e.src.spec }

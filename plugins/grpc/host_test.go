@@ -114,25 +114,29 @@ func TestLoadErrors(t *testing.T) {
 	quitter := script("quitter", "#!/bin/sh\necho giving up >&2\nexit 7\n", 0o755)
 	plain := script("plain", "not a program", 0o644)
 	for _, tc := range []struct {
-		name string
-		ref  core.SourceRef
-		is   error
-		want []string
+		name      string
+		ref       core.SourceRef
+		handshake string // the faulty plugin's handshake variant
+		is        error
+		want      []string
 	}{
-		{"missing", ref(filepath.Join(dir, "nope"), nil), os.ErrNotExist, []string{"env grpc:", "nope", "no such file"}},
-		{"directory", ref(dir, nil), nil, []string{"is a directory"}},
-		{"not executable", ref(plain, nil), nil, []string{"not executable"}},
-		{"not a go-plugin", ref(chatty, nil), ErrHandshake, []string{"not a go-plugin binary", `"hello there"`}},
-		{"exits early", ref(quitter, nil), ErrHandshake, []string{"exit status 7", "before the handshake", "giving up"}},
-		{"wrong cookie", ref(bin.faultyBadCookie, nil), ErrHandshake, []string{"magic cookie", "TROUPE_PLUGIN"}},
-		{"wrong version", ref(bin.faultyBadVersion, nil), ErrProtocolVersion, []string{"protocol version 99", "speaks version 1"}},
-		{"bad param", ref(bin.lbf, map[string]any{"nope": 1}), nil, []string{"Open", `unknown key "nope"`}},
-		{"bad param value", ref(bin.example, map[string]any{"length": 3}), nil, []string{"length must be an even number", "got 3"}},
-		{"loads", ref(bin.example, nil), nil, nil}, // control
-		{"bad sha256 syntax", core.SourceRef{Scheme: "grpc", Path: bin.lbf, SHA256: "abc"}, nil, []string{`sha256 "abc" is not 64 hex digits`}},
-		{"negative timeout", core.SourceRef{Scheme: "grpc", Path: bin.lbf, Sandbox: core.Sandbox{CallTimeout: -time.Second}}, nil, []string{"negative call timeout"}},
+		{"missing", ref(filepath.Join(dir, "nope"), nil), "", os.ErrNotExist, []string{"env grpc:", "nope", "no such file"}},
+		{"directory", ref(dir, nil), "", nil, []string{"is a directory"}},
+		{"not executable", ref(plain, nil), "", nil, []string{"not executable"}},
+		{"not a go-plugin", ref(chatty, nil), "", ErrHandshake, []string{"not a go-plugin binary", `"hello there"`}},
+		{"exits early", ref(quitter, nil), "", ErrHandshake, []string{"exit status 7", "before the handshake", "giving up"}},
+		{"wrong cookie", ref(bin.faulty, nil), "badcookie", ErrHandshake, []string{"magic cookie", "TROUPE_PLUGIN"}},
+		{"wrong version", ref(bin.faulty, nil), "badversion", ErrProtocolVersion, []string{"protocol version 99", "speaks version 1"}},
+		{"bad param", ref(bin.lbf, map[string]any{"nope": 1}), "", nil, []string{"Open", `unknown key "nope"`}},
+		{"bad param value", ref(bin.example, map[string]any{"length": 3}), "", nil, []string{"length must be an even number", "got 3"}},
+		{"loads", ref(bin.example, nil), "", nil, nil}, // control
+		{"bad sha256 syntax", core.SourceRef{Scheme: "grpc", Path: bin.lbf, SHA256: "abc"}, "", nil, []string{`sha256 "abc" is not 64 hex digits`}},
+		{"negative timeout", core.SourceRef{Scheme: "grpc", Path: bin.lbf, Sandbox: core.Sandbox{CallTimeout: -time.Second}}, "", nil, []string{"negative call timeout"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.handshake != "" {
+				t.Setenv("TROUPE_TEST_FAULTY_HANDSHAKE", tc.handshake) // inherited by the plugin
+			}
 			start := time.Now()
 			src, err := core.LoadEnv(context.Background(), tc.ref)
 			if tc.want == nil {
@@ -269,7 +273,7 @@ func TestPluginPanics(t *testing.T) {
 	}
 	pid := pidOf(env)
 	_, err := env.Step(joint(0, 0))
-	if err == nil || !strings.Contains(err.Error(), "Step panicked: faulty: panicking on purpose") {
+	if err == nil || !strings.Contains(err.Error(), "Step: panic: counter: panicking on purpose") {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := env.Reset(2); err != nil {
@@ -365,6 +369,7 @@ func TestPluginExitsWhenHostDies(t *testing.T) {
 	if _, err := fmt.Sscan(line, &pid); err != nil || pid <= 0 {
 		t.Fatalf("host helper said %q", line)
 	}
+	sockDir := socketDirOf(t, pid)
 	if !alive(pid) {
 		t.Fatalf("plugin %d not running", pid)
 	}
@@ -380,6 +385,30 @@ func TestPluginExitsWhenHostDies(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if _, err := os.Stat(sockDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the orphaned plugin left its socket directory %s behind (%v)", sockDir, err)
+		os.RemoveAll(sockDir)
+	}
+}
+
+// socketDirOf reads a plugin process's socket directory from its
+// environment.
+func socketDirOf(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Skipf("cannot read the plugin's environment: %v", err)
+	}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if dir, ok := strings.CutPrefix(kv, "PLUGIN_UNIX_SOCKET_DIR="); ok {
+			if !strings.HasPrefix(filepath.Base(dir), SocketDirPrefix) {
+				t.Fatalf("socket directory %q", dir)
+			}
+			return dir
+		}
+	}
+	t.Fatal("the plugin has no PLUGIN_UNIX_SOCKET_DIR")
+	return ""
 }
 
 // captureHandler records log records.
@@ -389,8 +418,8 @@ type captureHandler struct {
 }
 
 func (h *captureHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *captureHandler) WithAttrs([]slog.Attr) slog.Handler      { return h }
-func (h *captureHandler) WithGroup(string) slog.Handler           { return h }
+func (h *captureHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *captureHandler) WithGroup(string) slog.Handler            { return h }
 func (h *captureHandler) Handle(_ context.Context, r slog.Record) error {
 	s := r.Level.String() + " " + r.Message
 	r.Attrs(func(a slog.Attr) bool {
@@ -432,8 +461,8 @@ func TestPluginLogsReachHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"INFO faulty: reset seed=5",                  // slog, level and attrs kept
-		"INFO faulty: log package at reset 5",        // the log package
+		"INFO faulty: reset seed=5",                    // slog, level and attrs kept
+		"INFO faulty: log package at reset 5",          // the log package
 		"INFO faulty: stdout at reset 5 stream=stdout", // os.Stdout
 		"INFO faulty: stderr at reset 5 stream=stderr", // os.Stderr
 	} {
@@ -457,7 +486,7 @@ func TestRewardPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rf.(interface{ Close() error }).Close()
-	if rf.Name() != "faulty.sum" || strings.Join(rf.Components(), ",") != "total" {
+	if rf.Name() != "counter.sum" || strings.Join(rf.Components(), ",") != "total" {
 		t.Fatalf("reward %q %v", rf.Name(), rf.Components())
 	}
 	var wg sync.WaitGroup

@@ -95,13 +95,13 @@ func (h *hclogAdapter) enabled(l hclog.Level) bool {
 	return !h.off && h.slog.Enabled(context.Background(), slogLevel(l))
 }
 
-func (h *hclogAdapter) IsTrace() bool       { return h.enabled(hclog.Trace) }
-func (h *hclogAdapter) IsDebug() bool       { return h.enabled(hclog.Debug) }
-func (h *hclogAdapter) IsInfo() bool        { return h.enabled(hclog.Info) }
-func (h *hclogAdapter) IsWarn() bool        { return h.enabled(hclog.Warn) }
-func (h *hclogAdapter) IsError() bool       { return h.enabled(hclog.Error) }
-func (h *hclogAdapter) ImpliedArgs() []any  { return h.args }
-func (h *hclogAdapter) Name() string        { return h.name }
+func (h *hclogAdapter) IsTrace() bool        { return h.enabled(hclog.Trace) }
+func (h *hclogAdapter) IsDebug() bool        { return h.enabled(hclog.Debug) }
+func (h *hclogAdapter) IsInfo() bool         { return h.enabled(hclog.Info) }
+func (h *hclogAdapter) IsWarn() bool         { return h.enabled(hclog.Warn) }
+func (h *hclogAdapter) IsError() bool        { return h.enabled(hclog.Error) }
+func (h *hclogAdapter) ImpliedArgs() []any   { return h.args }
+func (h *hclogAdapter) Name() string         { return h.name }
 func (h *hclogAdapter) SetLevel(hclog.Level) {}
 
 // GetLevel reports Off for the disabled stderr sub-logger (go-plugin then

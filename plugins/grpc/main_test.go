@@ -8,10 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,9 +20,8 @@ import (
 
 // Plugin binaries built once by TestMain.
 var bin struct {
-	dir                              string
-	lbf, faulty, example             string
-	faultyBadCookie, faultyBadVersion string
+	dir                  string
+	lbf, faulty, example string
 }
 
 const (
@@ -49,32 +48,12 @@ func TestMain(m *testing.M) {
 	bin.lbf = filepath.Join(dir, "lbf")
 	bin.faulty = filepath.Join(dir, "faulty")
 	bin.example = filepath.Join(dir, "grpc-env")
-	bin.faultyBadCookie = filepath.Join(dir, "faulty-badcookie")
-	bin.faultyBadVersion = filepath.Join(dir, "faulty-badversion")
-	builds := [][]string{
-		{"-o", dir + "/", modPrefix + "internal/testplugins/grpc/lbf", modPrefix + "internal/testplugins/grpc/faulty", modPrefix + "examples/grpc-env"},
-		{"-o", bin.faultyBadCookie, "-ldflags", "-X main.handshake=badcookie", modPrefix + "internal/testplugins/grpc/faulty"},
-		{"-o", bin.faultyBadVersion, "-ldflags", "-X main.handshake=badversion", modPrefix + "internal/testplugins/grpc/faulty"},
-	}
-	errs := make([]error, len(builds))
-	var wg sync.WaitGroup
-	for i, args := range builds {
-		wg.Go(func() {
-			out, err := exec.Command(goTool(), append([]string{"build"}, args...)...).CombinedOutput()
-			if err != nil {
-				errs[i] = fmt.Errorf("go build %s: %v\n%s", strings.Join(args, " "), err, out)
-			}
-		})
-	}
-	wg.Wait()
+	args := []string{"build", "-o", dir + "/", modPrefix + "internal/testplugins/grpc/lbf", modPrefix + "internal/testplugins/grpc/faulty", modPrefix + "examples/grpc-env"}
 	code := 0
-	for _, err := range errs {
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	if code == 0 {
+	if out, err := exec.Command(goTool(), args...).CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go %s: %v\n%s", strings.Join(args, " "), err, out)
+		code = 1
+	} else {
 		code = m.Run()
 	}
 	CleanupClients()
@@ -109,21 +88,27 @@ func hostHelper(path string) int {
 
 // pidOf returns the pid of an env instance's current plugin process.
 func pidOf(env core.Env) int {
-	var e *remoteEnv
-	switch v := env.(type) {
-	case *remoteEnv:
-		e = v
-	case truncatingEnv:
-		e = v.remoteEnv
-	default:
-		panic(fmt.Sprintf("not a plugin env: %T", env))
-	}
+	e := remoteOf(env)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.cur == nil {
 		return 0
 	}
 	return e.cur.proc.pid
+}
+
+// remoteOf unwraps the value EnvSource.Open returns (a struct embedding the
+// *remoteEnv as core.Env and as each optional interface).
+func remoteOf(env core.Env) *remoteEnv {
+	v := reflect.ValueOf(env)
+	if v.Kind() == reflect.Struct {
+		v = v.Field(0).Elem()
+	}
+	e, ok := v.Interface().(*remoteEnv)
+	if !ok {
+		panic(fmt.Sprintf("not a plugin env: %T", env))
+	}
+	return e
 }
 
 // children returns the pids of this process's live (non-zombie) children.

@@ -189,7 +189,7 @@ var pluginVersionRE = regexp.MustCompile(`Plugin version: (\d+)`)
 // startProcess starts the plugin binary, completes the handshake and
 // dispenses the named plugin ("env" or "reward").
 func startProcess(cfg *pluginConfig, dispense string) (*process, error) {
-	sockDir, err := os.MkdirTemp("", "troupe-plugin-")
+	sockDir, err := os.MkdirTemp("", SocketDirPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.label, err)
 	}
@@ -371,7 +371,7 @@ func (p *process) callFailure(op string, err error) (_ error, broken bool) {
 		return fmt.Errorf("%s: %s: %w: no answer within %v (sandbox call_timeout); the plugin process was stopped",
 			p.describe(), op, ErrCallTimeout, p.cfg.callTimeout), true
 	case codes.Internal:
-		if strings.Contains(st.Message(), "panicked") {
+		if strings.HasPrefix(st.Message(), "panic: ") {
 			p.kill(true)
 			return fmt.Errorf("%s: %s: %s; the plugin process was stopped", p.describe(), op, st.Message()), true
 		}
@@ -400,6 +400,12 @@ func openFailure(p *process, what, kit string, err error) error {
 func (p *process) callContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), p.cfg.callTimeout)
 }
+
+// SocketDirPrefix starts the name of the temporary directory the host makes
+// for each plugin process's Unix socket (go-plugin's PLUGIN_UNIX_SOCKET_DIR).
+// The host removes it when it stops the process; a plugin whose host died
+// removes it itself (the serve kit does).
+const SocketDirPrefix = "troupe-plugin-"
 
 // LogLevelEnv is the environment variable through which the host tells a
 // plugin the lowest level worth logging ("debug" or "info"); the serve kit

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"runtime/debug"
 	"sync"
 
@@ -28,8 +29,9 @@ type envServer struct {
 	pb.UnimplementedEnvServer
 	factory core.EnvFactory
 
-	mu  sync.Mutex // the host calls one method at a time; this guards misuse
-	env core.Env
+	mu        sync.Mutex // the host calls one method at a time; this guards misuse
+	env       core.Env
+	baselines map[string]core.Baseline // made on first use, bound to env
 }
 
 // decodeParams reads the params JSON object; numbers stay exact (json.Number).
@@ -53,8 +55,8 @@ func decodeParams(raw []byte) (map[string]any, error) {
 // logs its stack to the plugin's stderr, which the host logs.
 func recovered(op string, err *error) {
 	if v := recover(); v != nil {
-		slog.Error(fmt.Sprintf("%s panicked: %v", op, v), "stack", string(debug.Stack()))
-		*err = status.Errorf(codes.Internal, "%s panicked: %v", op, v)
+		slog.Error(fmt.Sprintf("%s: panic: %v", op, v), "stack", string(debug.Stack()))
+		*err = status.Errorf(codes.Internal, "panic: %v", v)
 	}
 }
 
@@ -88,9 +90,13 @@ func (s *envServer) Open(_ context.Context, req *pb.OpenRequest) (_ *pb.OpenRepl
 		_ = env.Close()
 		return nil, status.Errorf(codes.Internal, "encoding the spec: %v", err)
 	}
-	_, truncates := env.(core.Truncater)
+	_, truncate := env.(core.Truncater)
+	_, prompt := env.(core.Prompter)
+	_, simulate := env.(core.Simulator)
+	_, baseline := env.(core.BaselineProvider)
 	s.env = env
-	return &pb.OpenReply{SpecJson: spec, Truncate: truncates}, nil
+	s.baselines = map[string]core.Baseline{}
+	return &pb.OpenReply{SpecJson: spec, Truncate: truncate, Prompt: prompt, Simulate: simulate, Baseline: baseline}, nil
 }
 
 func (s *envServer) opened() (core.Env, error) {
@@ -160,6 +166,104 @@ func (s *envServer) Truncate(context.Context, *pb.TruncateRequest) (_ *pb.StepRe
 	return stepToPB(r), nil
 }
 
+func (s *envServer) Prompt(_ context.Context, req *pb.PromptRequest) (_ *pb.PromptReply, err error) {
+	defer recovered("Prompt", &err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	env, err := s.opened()
+	if err != nil {
+		return nil, err
+	}
+	p, ok := env.(core.Prompter)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "env does not implement core.Prompter")
+	}
+	agent, decision, err := s.agentDecision(env, req.GetAgent(), req.GetDecision())
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(p.Prompt(agent, decision))
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "encoding the chat request: %v", err)
+	}
+	return &pb.PromptReply{RequestJson: b}, nil
+}
+
+// agentDecision checks an (agent, decision) pair against the spec.
+func (s *envServer) agentDecision(env core.Env, agent, decision int64) (int, int, error) {
+	spec := env.Spec()
+	if agent < 0 || agent >= int64(spec.NumAgents()) {
+		return 0, 0, status.Errorf(codes.InvalidArgument, "agent %d out of range 0..%d", agent, spec.NumAgents()-1)
+	}
+	if decision < 0 || decision >= int64(len(spec.Decisions)) {
+		return 0, 0, status.Errorf(codes.InvalidArgument, "decision %d out of range 0..%d", decision, len(spec.Decisions)-1)
+	}
+	return int(agent), int(decision), nil
+}
+
+// SimulateSeedStream is the second PCG word of the generator a plugin's
+// simulator gets: rand.New(rand.NewPCG(seed, SimulateSeedStream)), with seed
+// drawn by the host from the runtime's generator. It is the Wasm guest kit's
+// value, so a Go env simulates the same text loaded either way.
+const SimulateSeedStream = 0x9e3779b97f4a7c15
+
+func (s *envServer) Simulate(_ context.Context, req *pb.SimulateRequest) (_ *pb.SimulateReply, err error) {
+	defer recovered("Simulate", &err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	env, err := s.opened()
+	if err != nil {
+		return nil, err
+	}
+	sim, ok := env.(core.Simulator)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "env does not implement core.Simulator")
+	}
+	agent, decision, err := s.agentDecision(env, req.GetAgent(), req.GetDecision())
+	if err != nil {
+		return nil, err
+	}
+	var chat core.ChatRequest
+	if err := json.Unmarshal(req.GetRequestJson(), &chat); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "chat request: %v", err)
+	}
+	c, err := sim.Simulate(agent, decision, chat, rand.New(rand.NewPCG(req.GetSeed(), SimulateSeedStream)))
+	if err != nil {
+		return nil, appError(err)
+	}
+	return &pb.SimulateReply{Text: c.Text, PromptTokens: int64(c.PromptTokens), CompletionTokens: int64(c.CompletionTokens)}, nil
+}
+
+func (s *envServer) Act(_ context.Context, req *pb.ActRequest) (_ *pb.ActReply, err error) {
+	defer recovered("Act", &err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	env, err := s.opened()
+	if err != nil {
+		return nil, err
+	}
+	bp, ok := env.(core.BaselineProvider)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "env does not implement core.BaselineProvider")
+	}
+	b := s.baselines[req.GetBaseline()]
+	if b == nil {
+		if b, err = bp.Baseline(req.GetBaseline()); err != nil {
+			return nil, appError(err)
+		}
+		if b == nil {
+			return nil, status.Errorf(codes.Internal, "Baseline(%q) returned nil and no error", req.GetBaseline())
+		}
+		s.baselines[req.GetBaseline()] = b
+	}
+	ds := b.Act(obsFromPB(req.GetObservations()))
+	out := make([]int64, len(ds))
+	for i, d := range ds {
+		out[i] = int64(d)
+	}
+	return &pb.ActReply{Decisions: out}, nil
+}
+
 func (s *envServer) Close(context.Context, *pb.CloseRequest) (_ *pb.CloseReply, err error) {
 	defer recovered("Close", &err)
 	s.mu.Lock()
@@ -168,7 +272,7 @@ func (s *envServer) Close(context.Context, *pb.CloseRequest) (_ *pb.CloseReply, 
 		return &pb.CloseReply{}, nil
 	}
 	env := s.env
-	s.env = nil
+	s.env, s.baselines = nil, nil
 	if err := env.Close(); err != nil {
 		return nil, appError(err)
 	}

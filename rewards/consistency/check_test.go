@@ -470,3 +470,24 @@ func TestSyllables(t *testing.T) {
 		}
 	}
 }
+
+func TestRespellAndRestylePerson(t *testing.T) {
+	if got := Respell("Colors and behavior; color_space stays.", SpellingUK); got != "Colours and behaviour; color_space stays." {
+		t.Errorf("Respell: %q", got)
+	}
+	cases := []struct {
+		in   string
+		to   Person
+		want string
+	}{
+		{"We are sure our plan helps us.", PersonSingular, "I am sure my plan helps me."},
+		{"I was told, and I think my idea is mine.", PersonPlural, "We were told, and we think our idea is ours."},
+		{"Here I'm sure; the US and `we` stay.", PersonPlural, "Here we're sure; the US and `we` stay."},
+		{"He said \"we lost\" and we left.", PersonSingular, "He said \"we lost\" and I left."},
+	}
+	for _, c := range cases {
+		if got := Restyle(c.in, Style{Person: c.to}); got != c.want {
+			t.Errorf("Restyle(%q, %s) = %q, want %q", c.in, c.to, got, c.want)
+		}
+	}
+}

@@ -5,14 +5,17 @@
 // authors write the sections of one document, each with their own habits,
 // and the score says how much the result reads as if one author had
 // written it. [Check] runs thirteen checks; each is reported on its own
-// ([Report.Checks], in [CheckNames] order) with a Pass value in [0, 1],
-// and
+// ([Report.Checks], in [CheckNames] order) with a Pass value in [0, 1] and
+// the number N of things it judged, and
 //
-//	Score = Coverage × mean(Pass over the 13 checks)
+//	Score = Coverage × mean(Pass over the checks with N > 0)
 //
 // where Coverage is the fraction of the template's sections that are
 // present and non-empty, so a short or empty document cannot score high on
-// style alone (an empty document scores 0).
+// style alone (an empty document scores 0). A check with nothing to judge
+// (no bullets, no code, no US/UK word …) passes but carries no weight, so
+// the inconsistencies a document does show are not diluted by the habits
+// it never exercises.
 //
 // # What is text
 //
@@ -53,11 +56,7 @@
 // variant and scores Pass = max(0, 2p − 1), where p is the majority
 // variant's share of the occurrences: one style scores 1, one stray among
 // 40 costs 0.05, a 3:1 mix scores 0.5 and an even split of two styles 0.
-// A document with no occurrences passes. Plain majority share p would let
-// a document whose sections come from four authors with different habits
-// still score about 0.85 overall; 2p − 1 is the share of occurrences that
-// agree with the majority beyond the ones that disagree, which puts such
-// a document near 0.7 while a single author stays at 1.
+// A document with no occurrences passes (and has N = 0).
 //
 //   - heading_style (MD003 heading-style): [HeadingATX] "## x",
 //     [HeadingATXClosed] "## x ##" or [HeadingSetext] (underlined with ===
@@ -86,6 +85,14 @@
 //     our, ours, ourselves) or [PersonSingular] (I, me, my, mine, myself);
 //     see [PersonWords].
 //
+// Why not the plain majority share p: on the shipped RFCs restyled by four
+// authors with pairwise different habits, p gives a mean Score of 0.834
+// and up to 0.913, too close to a single author's 0.995 to tell them
+// apart; 2p − 1 (the share of occurrences that agree with the majority
+// beyond those that disagree) gives mean 0.674 and at most 0.833. The
+// price is paid by real, unedited RFCs, whose median drops from 0.970 to
+// 0.939.
+//
 // Readability:
 //
 //   - readability: the Flesch–Kincaid grade level
@@ -105,8 +112,21 @@
 // The constants above, [SpellingPairs], [PersonWords], [ToTitleCase] and
 // [ToSentenceCase] are the definitions the checks use, exported so that a
 // writer (such as the writing env's simulated authors) can render text in
-// a given style with the same definitions; [Restyle] does all of it for a
-// Markdown fragment.
+// a given style with the same definitions; [Restyle] applies a whole
+// [Style] to a Markdown fragment.
+//
+// # Measured
+//
+// On the 40 Rust RFCs shipped in envs/writing/corpus, as written (with
+// [Template].Title false, since RFC files keep their title outside the
+// text), Score has min 0.766, median 0.939, mean 0.929; on the 15 held-out
+// RFCs min 0.838, median 0.956. Real RFCs are not perfectly consistent:
+// their authors mix bullet markers, heading case and "I" with "we". The
+// same 40 RFCs given a title and restyled section by section (see
+// corpus_test.go): one author, one random Style: mean 0.995, and every
+// "one style" check 1; four authors in one house style: mean 0.994; four
+// authors with pairwise different habits: min 0.495, median 0.681,
+// max 0.833; four authors with random habits: mean 0.74.
 //
 // Check is fast (a 30 KB document takes a fraction of a millisecond; see
 // BenchmarkCheck), allocates little, never fails and never panics: any

@@ -391,8 +391,8 @@ func parse(src string, sectionOf func(text string) int) *doc {
 			continue
 		}
 		rel := cols - base
-		if rel <= 3 || paraOpen {
-			if ch, n, ok := fenceOpen(t); ok && rel <= 3 {
+		if rel <= 3 {
+			if ch, n, ok := fenceOpen(t); ok {
 				inFence, fenceCh, fenceN = true, ch, n
 				style := CodeBacktick
 				if ch == '~' {
@@ -443,7 +443,7 @@ func parse(src string, sectionOf func(text string) int) *doc {
 			para++
 			continue
 		}
-		if rel <= 3 || (inList && cols < base+4) || (!inList && cols <= 3) {
+		if rel <= 3 {
 			// An ordered list interrupts a paragraph only when it starts at 1.
 			if b, w, text, ok := listMarker(t); ok && !(paraOpen && !inList && b == 0 && !strings.HasPrefix(t, "1")) {
 				if b != 0 {

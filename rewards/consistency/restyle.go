@@ -132,9 +132,8 @@ func Restyle(md string, s Style) string {
 				continue
 			}
 			if !inIndentGroup {
-				cols, off := indentOf(ln)
+				cols, _ := indentOf(ln)
 				indentPrefix = strings.Repeat(" ", max(0, cols-4))
-				_ = off
 				if len(out) > 0 && !isBlank(out[len(out)-1]) {
 					out = append(out, "")
 				}
@@ -323,7 +322,7 @@ func restyleInline(p *stripper, s string, st Style, sentenceStart, words bool) s
 	if !words || (st.Spelling == "" && st.Person == "") {
 		return string(out)
 	}
-	ms := string(blankQuotedBytes(m))
+	ms := blankQuoted(string(m))
 	var edits []edit
 	type wordAt struct {
 		w     string
@@ -430,9 +429,4 @@ func sentenceBefore(s string) bool {
 	}
 	c := t[len(t)-1]
 	return c == '.' || c == '!' || c == '?'
-}
-
-func blankQuotedBytes(b []byte) []byte {
-	q := blankQuoted(string(b))
-	return []byte(q)
 }

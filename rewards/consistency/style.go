@@ -176,14 +176,15 @@ func SpellingOf(word string) (Spelling, bool) {
 }
 
 // Respell rewrites every word of SpellingPairs in text to the given
-// variant, keeping the capitalization of the first letter. It does not
-// skip code; callers rewrite prose only.
+// variant, keeping the capitalization of the first letter. Words glued to
+// identifiers (color_space, self.color) stay; code spans and blocks do
+// not, so pass prose only (Restyle knows Markdown).
 func Respell(text string, to Spelling) string {
 	var sb strings.Builder
 	last := 0
-	eachWord(text, func(w string, start int, _, _ byte) {
+	eachWord(text, func(w string, start int, prev, next byte) {
 		e, ok := spellIndex[strings.ToLower(w)]
-		if !ok || e.variant == to {
+		if !ok || e.variant == to || identifierLike(prev, next, text[start+len(w):]) {
 			return
 		}
 		repl := e.other

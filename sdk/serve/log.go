@@ -41,7 +41,6 @@ func newHCLogHandler(w io.Writer, level hclog.Level) slog.Handler {
 	})
 }
 
-
 // levelName is hclog's name for a slog level.
 func levelName(l slog.Level) string {
 	switch {

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -124,7 +125,12 @@ func exitWithParent(parent int, every time.Duration) {
 	for {
 		time.Sleep(every)
 		if os.Getppid() != parent {
-			slog.Warn("the troupe host process is gone; exiting")
+			// Nobody reads our logs now (writing to the dead host's stderr
+			// pipe would end the process with SIGPIPE). The host made the
+			// socket's directory and would have removed it.
+			if dir := os.Getenv(plugin.EnvUnixSocketDir); strings.HasPrefix(filepath.Base(dir), grpcplugin.SocketDirPrefix) {
+				_ = os.RemoveAll(dir)
+			}
 			os.Exit(1)
 		}
 	}

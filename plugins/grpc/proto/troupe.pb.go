@@ -91,8 +91,11 @@ type OpenReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// spec_json is core.EnvSpec encoded as JSON.
 	SpecJson []byte `protobuf:"bytes,1,opt,name=spec_json,json=specJson,proto3" json:"spec_json,omitempty"`
-	// truncate reports whether the env implements core.Truncater.
-	Truncate      bool `protobuf:"varint,2,opt,name=truncate,proto3" json:"truncate,omitempty"`
+	// The optional interfaces the env implements.
+	Truncate      bool `protobuf:"varint,2,opt,name=truncate,proto3" json:"truncate,omitempty"` // core.Truncater: rpc Truncate
+	Prompt        bool `protobuf:"varint,3,opt,name=prompt,proto3" json:"prompt,omitempty"`     // core.Prompter: rpc Prompt
+	Simulate      bool `protobuf:"varint,4,opt,name=simulate,proto3" json:"simulate,omitempty"` // core.Simulator: rpc Simulate
+	Baseline      bool `protobuf:"varint,5,opt,name=baseline,proto3" json:"baseline,omitempty"` // core.BaselineProvider: rpc Act
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -137,6 +140,27 @@ func (x *OpenReply) GetSpecJson() []byte {
 func (x *OpenReply) GetTruncate() bool {
 	if x != nil {
 		return x.Truncate
+	}
+	return false
+}
+
+func (x *OpenReply) GetPrompt() bool {
+	if x != nil {
+		return x.Prompt
+	}
+	return false
+}
+
+func (x *OpenReply) GetSimulate() bool {
+	if x != nil {
+		return x.Simulate
+	}
+	return false
+}
+
+func (x *OpenReply) GetBaseline() bool {
+	if x != nil {
+		return x.Baseline
 	}
 	return false
 }
@@ -758,6 +782,333 @@ func (*TruncateRequest) Descriptor() ([]byte, []int) {
 	return file_troupe_proto_rawDescGZIP(), []int{13}
 }
 
+type PromptRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Agent         int64                  `protobuf:"varint,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	Decision      int64                  `protobuf:"varint,2,opt,name=decision,proto3" json:"decision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromptRequest) Reset() {
+	*x = PromptRequest{}
+	mi := &file_troupe_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromptRequest) ProtoMessage() {}
+
+func (x *PromptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_troupe_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromptRequest.ProtoReflect.Descriptor instead.
+func (*PromptRequest) Descriptor() ([]byte, []int) {
+	return file_troupe_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *PromptRequest) GetAgent() int64 {
+	if x != nil {
+		return x.Agent
+	}
+	return 0
+}
+
+func (x *PromptRequest) GetDecision() int64 {
+	if x != nil {
+		return x.Decision
+	}
+	return 0
+}
+
+type PromptReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// request_json is core.ChatRequest encoded as JSON.
+	RequestJson   []byte `protobuf:"bytes,1,opt,name=request_json,json=requestJson,proto3" json:"request_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromptReply) Reset() {
+	*x = PromptReply{}
+	mi := &file_troupe_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromptReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromptReply) ProtoMessage() {}
+
+func (x *PromptReply) ProtoReflect() protoreflect.Message {
+	mi := &file_troupe_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromptReply.ProtoReflect.Descriptor instead.
+func (*PromptReply) Descriptor() ([]byte, []int) {
+	return file_troupe_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *PromptReply) GetRequestJson() []byte {
+	if x != nil {
+		return x.RequestJson
+	}
+	return nil
+}
+
+type SimulateRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Agent    int64                  `protobuf:"varint,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	Decision int64                  `protobuf:"varint,2,opt,name=decision,proto3" json:"decision,omitempty"`
+	// request_json is core.ChatRequest encoded as JSON.
+	RequestJson []byte `protobuf:"bytes,3,opt,name=request_json,json=requestJson,proto3" json:"request_json,omitempty"`
+	// seed seeds the simulator's generator: the plugin passes
+	// rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), as the Wasm guest kit
+	// does, and the host draws seed from the runtime's generator.
+	Seed          uint64 `protobuf:"varint,4,opt,name=seed,proto3" json:"seed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SimulateRequest) Reset() {
+	*x = SimulateRequest{}
+	mi := &file_troupe_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimulateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimulateRequest) ProtoMessage() {}
+
+func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_troupe_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimulateRequest.ProtoReflect.Descriptor instead.
+func (*SimulateRequest) Descriptor() ([]byte, []int) {
+	return file_troupe_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SimulateRequest) GetAgent() int64 {
+	if x != nil {
+		return x.Agent
+	}
+	return 0
+}
+
+func (x *SimulateRequest) GetDecision() int64 {
+	if x != nil {
+		return x.Decision
+	}
+	return 0
+}
+
+func (x *SimulateRequest) GetRequestJson() []byte {
+	if x != nil {
+		return x.RequestJson
+	}
+	return nil
+}
+
+func (x *SimulateRequest) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
+// SimulateReply mirrors core.SimCompletion.
+type SimulateReply struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Text             string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	PromptTokens     int64                  `protobuf:"varint,2,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	CompletionTokens int64                  `protobuf:"varint,3,opt,name=completion_tokens,json=completionTokens,proto3" json:"completion_tokens,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SimulateReply) Reset() {
+	*x = SimulateReply{}
+	mi := &file_troupe_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimulateReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimulateReply) ProtoMessage() {}
+
+func (x *SimulateReply) ProtoReflect() protoreflect.Message {
+	mi := &file_troupe_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimulateReply.ProtoReflect.Descriptor instead.
+func (*SimulateReply) Descriptor() ([]byte, []int) {
+	return file_troupe_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SimulateReply) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *SimulateReply) GetPromptTokens() int64 {
+	if x != nil {
+		return x.PromptTokens
+	}
+	return 0
+}
+
+func (x *SimulateReply) GetCompletionTokens() int64 {
+	if x != nil {
+		return x.CompletionTokens
+	}
+	return 0
+}
+
+type ActRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// baseline names the scripted policy (one of the spec's baselines).
+	Baseline      string         `protobuf:"bytes,1,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	Observations  []*Observation `protobuf:"bytes,2,rep,name=observations,proto3" json:"observations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ActRequest) Reset() {
+	*x = ActRequest{}
+	mi := &file_troupe_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ActRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ActRequest) ProtoMessage() {}
+
+func (x *ActRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_troupe_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ActRequest.ProtoReflect.Descriptor instead.
+func (*ActRequest) Descriptor() ([]byte, []int) {
+	return file_troupe_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ActRequest) GetBaseline() string {
+	if x != nil {
+		return x.Baseline
+	}
+	return ""
+}
+
+func (x *ActRequest) GetObservations() []*Observation {
+	if x != nil {
+		return x.Observations
+	}
+	return nil
+}
+
+type ActReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Decisions     []int64                `protobuf:"varint,1,rep,packed,name=decisions,proto3" json:"decisions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ActReply) Reset() {
+	*x = ActReply{}
+	mi := &file_troupe_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ActReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ActReply) ProtoMessage() {}
+
+func (x *ActReply) ProtoReflect() protoreflect.Message {
+	mi := &file_troupe_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ActReply.ProtoReflect.Descriptor instead.
+func (*ActReply) Descriptor() ([]byte, []int) {
+	return file_troupe_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ActReply) GetDecisions() []int64 {
+	if x != nil {
+		return x.Decisions
+	}
+	return nil
+}
+
 type CloseRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -766,7 +1117,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_troupe_proto_msgTypes[14]
+	mi := &file_troupe_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +1129,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_troupe_proto_msgTypes[14]
+	mi := &file_troupe_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +1142,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_troupe_proto_rawDescGZIP(), []int{14}
+	return file_troupe_proto_rawDescGZIP(), []int{20}
 }
 
 type CloseReply struct {
@@ -802,7 +1153,7 @@ type CloseReply struct {
 
 func (x *CloseReply) Reset() {
 	*x = CloseReply{}
-	mi := &file_troupe_proto_msgTypes[15]
+	mi := &file_troupe_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +1165,7 @@ func (x *CloseReply) String() string {
 func (*CloseReply) ProtoMessage() {}
 
 func (x *CloseReply) ProtoReflect() protoreflect.Message {
-	mi := &file_troupe_proto_msgTypes[15]
+	mi := &file_troupe_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +1178,7 @@ func (x *CloseReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseReply.ProtoReflect.Descriptor instead.
 func (*CloseReply) Descriptor() ([]byte, []int) {
-	return file_troupe_proto_rawDescGZIP(), []int{15}
+	return file_troupe_proto_rawDescGZIP(), []int{21}
 }
 
 // RewardInfo describes a reward function.
@@ -841,7 +1192,7 @@ type RewardInfo struct {
 
 func (x *RewardInfo) Reset() {
 	*x = RewardInfo{}
-	mi := &file_troupe_proto_msgTypes[16]
+	mi := &file_troupe_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -853,7 +1204,7 @@ func (x *RewardInfo) String() string {
 func (*RewardInfo) ProtoMessage() {}
 
 func (x *RewardInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_troupe_proto_msgTypes[16]
+	mi := &file_troupe_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -866,7 +1217,7 @@ func (x *RewardInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewardInfo.ProtoReflect.Descriptor instead.
 func (*RewardInfo) Descriptor() ([]byte, []int) {
-	return file_troupe_proto_rawDescGZIP(), []int{16}
+	return file_troupe_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RewardInfo) GetName() string {
@@ -902,7 +1253,7 @@ type Episode struct {
 
 func (x *Episode) Reset() {
 	*x = Episode{}
-	mi := &file_troupe_proto_msgTypes[17]
+	mi := &file_troupe_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -914,7 +1265,7 @@ func (x *Episode) String() string {
 func (*Episode) ProtoMessage() {}
 
 func (x *Episode) ProtoReflect() protoreflect.Message {
-	mi := &file_troupe_proto_msgTypes[17]
+	mi := &file_troupe_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -927,7 +1278,7 @@ func (x *Episode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Episode.ProtoReflect.Descriptor instead.
 func (*Episode) Descriptor() ([]byte, []int) {
-	return file_troupe_proto_rawDescGZIP(), []int{17}
+	return file_troupe_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Episode) GetEnv() string {
@@ -1009,7 +1360,7 @@ type ScoreRequest struct {
 
 func (x *ScoreRequest) Reset() {
 	*x = ScoreRequest{}
-	mi := &file_troupe_proto_msgTypes[18]
+	mi := &file_troupe_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1372,7 @@ func (x *ScoreRequest) String() string {
 func (*ScoreRequest) ProtoMessage() {}
 
 func (x *ScoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_troupe_proto_msgTypes[18]
+	mi := &file_troupe_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1385,7 @@ func (x *ScoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreRequest.ProtoReflect.Descriptor instead.
 func (*ScoreRequest) Descriptor() ([]byte, []int) {
-	return file_troupe_proto_rawDescGZIP(), []int{18}
+	return file_troupe_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ScoreRequest) GetEpisode() *Episode {
@@ -1054,7 +1405,7 @@ type ScoreReply struct {
 
 func (x *ScoreReply) Reset() {
 	*x = ScoreReply{}
-	mi := &file_troupe_proto_msgTypes[19]
+	mi := &file_troupe_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1066,7 +1417,7 @@ func (x *ScoreReply) String() string {
 func (*ScoreReply) ProtoMessage() {}
 
 func (x *ScoreReply) ProtoReflect() protoreflect.Message {
-	mi := &file_troupe_proto_msgTypes[19]
+	mi := &file_troupe_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1079,7 +1430,7 @@ func (x *ScoreReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScoreReply.ProtoReflect.Descriptor instead.
 func (*ScoreReply) Descriptor() ([]byte, []int) {
-	return file_troupe_proto_rawDescGZIP(), []int{19}
+	return file_troupe_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ScoreReply) GetComponents() map[string]float64 {
@@ -1103,10 +1454,13 @@ const file_troupe_proto_rawDesc = "" +
 	"\ftroupe.proto\x12\x10troupe.plugin.v1\".\n" +
 	"\vOpenRequest\x12\x1f\n" +
 	"\vparams_json\x18\x01 \x01(\fR\n" +
-	"paramsJson\"D\n" +
+	"paramsJson\"\x94\x01\n" +
 	"\tOpenReply\x12\x1b\n" +
 	"\tspec_json\x18\x01 \x01(\fR\bspecJson\x12\x1a\n" +
-	"\btruncate\x18\x02 \x01(\bR\btruncate\"\"\n" +
+	"\btruncate\x18\x02 \x01(\bR\btruncate\x12\x16\n" +
+	"\x06prompt\x18\x03 \x01(\bR\x06prompt\x12\x1a\n" +
+	"\bsimulate\x18\x04 \x01(\bR\bsimulate\x12\x1a\n" +
+	"\bbaseline\x18\x05 \x01(\bR\bbaseline\"\"\n" +
 	"\fResetRequest\x12\x12\n" +
 	"\x04seed\x18\x01 \x01(\x04R\x04seed\"O\n" +
 	"\n" +
@@ -1151,7 +1505,27 @@ const file_troupe_proto_rawDesc = "" +
 	"\n" +
 	"StateReply\x12\x14\n" +
 	"\x05state\x18\x01 \x03(\x01R\x05state\"\x11\n" +
-	"\x0fTruncateRequest\"\x0e\n" +
+	"\x0fTruncateRequest\"A\n" +
+	"\rPromptRequest\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\x03R\x05agent\x12\x1a\n" +
+	"\bdecision\x18\x02 \x01(\x03R\bdecision\"0\n" +
+	"\vPromptReply\x12!\n" +
+	"\frequest_json\x18\x01 \x01(\fR\vrequestJson\"z\n" +
+	"\x0fSimulateRequest\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\x03R\x05agent\x12\x1a\n" +
+	"\bdecision\x18\x02 \x01(\x03R\bdecision\x12!\n" +
+	"\frequest_json\x18\x03 \x01(\fR\vrequestJson\x12\x12\n" +
+	"\x04seed\x18\x04 \x01(\x04R\x04seed\"u\n" +
+	"\rSimulateReply\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12#\n" +
+	"\rprompt_tokens\x18\x02 \x01(\x03R\fpromptTokens\x12+\n" +
+	"\x11completion_tokens\x18\x03 \x01(\x03R\x10completionTokens\"k\n" +
+	"\n" +
+	"ActRequest\x12\x1a\n" +
+	"\bbaseline\x18\x01 \x01(\tR\bbaseline\x12A\n" +
+	"\fobservations\x18\x02 \x03(\v2\x1d.troupe.plugin.v1.ObservationR\fobservations\"(\n" +
+	"\bActReply\x12\x1c\n" +
+	"\tdecisions\x18\x01 \x03(\x03R\tdecisions\"\x0e\n" +
 	"\fCloseRequest\"\f\n" +
 	"\n" +
 	"CloseReply\"@\n" +
@@ -1195,13 +1569,16 @@ const file_troupe_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a:\n" +
 	"\fMetricsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x012\xae\x03\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x012\x89\x05\n" +
 	"\x03Env\x12B\n" +
 	"\x04Open\x12\x1d.troupe.plugin.v1.OpenRequest\x1a\x1b.troupe.plugin.v1.OpenReply\x12E\n" +
 	"\x05Reset\x12\x1e.troupe.plugin.v1.ResetRequest\x1a\x1c.troupe.plugin.v1.ResetReply\x12B\n" +
 	"\x04Step\x12\x1d.troupe.plugin.v1.StepRequest\x1a\x1b.troupe.plugin.v1.StepReply\x12E\n" +
 	"\x05State\x12\x1e.troupe.plugin.v1.StateRequest\x1a\x1c.troupe.plugin.v1.StateReply\x12J\n" +
-	"\bTruncate\x12!.troupe.plugin.v1.TruncateRequest\x1a\x1b.troupe.plugin.v1.StepReply\x12E\n" +
+	"\bTruncate\x12!.troupe.plugin.v1.TruncateRequest\x1a\x1b.troupe.plugin.v1.StepReply\x12H\n" +
+	"\x06Prompt\x12\x1f.troupe.plugin.v1.PromptRequest\x1a\x1d.troupe.plugin.v1.PromptReply\x12N\n" +
+	"\bSimulate\x12!.troupe.plugin.v1.SimulateRequest\x1a\x1f.troupe.plugin.v1.SimulateReply\x12?\n" +
+	"\x03Act\x12\x1c.troupe.plugin.v1.ActRequest\x1a\x1a.troupe.plugin.v1.ActReply\x12E\n" +
 	"\x05Close\x12\x1e.troupe.plugin.v1.CloseRequest\x1a\x1c.troupe.plugin.v1.CloseReply2\x94\x01\n" +
 	"\x06Reward\x12C\n" +
 	"\x04Open\x12\x1d.troupe.plugin.v1.OpenRequest\x1a\x1c.troupe.plugin.v1.RewardInfo\x12E\n" +
@@ -1219,7 +1596,7 @@ func file_troupe_proto_rawDescGZIP() []byte {
 	return file_troupe_proto_rawDescData
 }
 
-var file_troupe_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_troupe_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_troupe_proto_goTypes = []any{
 	(*OpenRequest)(nil),     // 0: troupe.plugin.v1.OpenRequest
 	(*OpenReply)(nil),       // 1: troupe.plugin.v1.OpenReply
@@ -1235,18 +1612,24 @@ var file_troupe_proto_goTypes = []any{
 	(*StateRequest)(nil),    // 11: troupe.plugin.v1.StateRequest
 	(*StateReply)(nil),      // 12: troupe.plugin.v1.StateReply
 	(*TruncateRequest)(nil), // 13: troupe.plugin.v1.TruncateRequest
-	(*CloseRequest)(nil),    // 14: troupe.plugin.v1.CloseRequest
-	(*CloseReply)(nil),      // 15: troupe.plugin.v1.CloseReply
-	(*RewardInfo)(nil),      // 16: troupe.plugin.v1.RewardInfo
-	(*Episode)(nil),         // 17: troupe.plugin.v1.Episode
-	(*ScoreRequest)(nil),    // 18: troupe.plugin.v1.ScoreRequest
-	(*ScoreReply)(nil),      // 19: troupe.plugin.v1.ScoreReply
-	nil,                     // 20: troupe.plugin.v1.StepReply.MetricsEntry
-	nil,                     // 21: troupe.plugin.v1.StepReply.ArtifactsEntry
-	nil,                     // 22: troupe.plugin.v1.Episode.MetricsEntry
-	nil,                     // 23: troupe.plugin.v1.Episode.ArtifactsEntry
-	nil,                     // 24: troupe.plugin.v1.ScoreReply.ComponentsEntry
-	nil,                     // 25: troupe.plugin.v1.ScoreReply.MetricsEntry
+	(*PromptRequest)(nil),   // 14: troupe.plugin.v1.PromptRequest
+	(*PromptReply)(nil),     // 15: troupe.plugin.v1.PromptReply
+	(*SimulateRequest)(nil), // 16: troupe.plugin.v1.SimulateRequest
+	(*SimulateReply)(nil),   // 17: troupe.plugin.v1.SimulateReply
+	(*ActRequest)(nil),      // 18: troupe.plugin.v1.ActRequest
+	(*ActReply)(nil),        // 19: troupe.plugin.v1.ActReply
+	(*CloseRequest)(nil),    // 20: troupe.plugin.v1.CloseRequest
+	(*CloseReply)(nil),      // 21: troupe.plugin.v1.CloseReply
+	(*RewardInfo)(nil),      // 22: troupe.plugin.v1.RewardInfo
+	(*Episode)(nil),         // 23: troupe.plugin.v1.Episode
+	(*ScoreRequest)(nil),    // 24: troupe.plugin.v1.ScoreRequest
+	(*ScoreReply)(nil),      // 25: troupe.plugin.v1.ScoreReply
+	nil,                     // 26: troupe.plugin.v1.StepReply.MetricsEntry
+	nil,                     // 27: troupe.plugin.v1.StepReply.ArtifactsEntry
+	nil,                     // 28: troupe.plugin.v1.Episode.MetricsEntry
+	nil,                     // 29: troupe.plugin.v1.Episode.ArtifactsEntry
+	nil,                     // 30: troupe.plugin.v1.ScoreReply.ComponentsEntry
+	nil,                     // 31: troupe.plugin.v1.ScoreReply.MetricsEntry
 }
 var file_troupe_proto_depIdxs = []int32{
 	7,  // 0: troupe.plugin.v1.ResetReply.observations:type_name -> troupe.plugin.v1.Observation
@@ -1255,35 +1638,42 @@ var file_troupe_proto_depIdxs = []int32{
 	5,  // 3: troupe.plugin.v1.StepRequest.actions:type_name -> troupe.plugin.v1.Action
 	7,  // 4: troupe.plugin.v1.StepReply.observations:type_name -> troupe.plugin.v1.Observation
 	9,  // 5: troupe.plugin.v1.StepReply.rewards:type_name -> troupe.plugin.v1.Rewards
-	20, // 6: troupe.plugin.v1.StepReply.metrics:type_name -> troupe.plugin.v1.StepReply.MetricsEntry
-	21, // 7: troupe.plugin.v1.StepReply.artifacts:type_name -> troupe.plugin.v1.StepReply.ArtifactsEntry
-	22, // 8: troupe.plugin.v1.Episode.metrics:type_name -> troupe.plugin.v1.Episode.MetricsEntry
-	23, // 9: troupe.plugin.v1.Episode.artifacts:type_name -> troupe.plugin.v1.Episode.ArtifactsEntry
-	4,  // 10: troupe.plugin.v1.Episode.agent_usage:type_name -> troupe.plugin.v1.Usage
-	17, // 11: troupe.plugin.v1.ScoreRequest.episode:type_name -> troupe.plugin.v1.Episode
-	24, // 12: troupe.plugin.v1.ScoreReply.components:type_name -> troupe.plugin.v1.ScoreReply.ComponentsEntry
-	25, // 13: troupe.plugin.v1.ScoreReply.metrics:type_name -> troupe.plugin.v1.ScoreReply.MetricsEntry
-	0,  // 14: troupe.plugin.v1.Env.Open:input_type -> troupe.plugin.v1.OpenRequest
-	2,  // 15: troupe.plugin.v1.Env.Reset:input_type -> troupe.plugin.v1.ResetRequest
-	8,  // 16: troupe.plugin.v1.Env.Step:input_type -> troupe.plugin.v1.StepRequest
-	11, // 17: troupe.plugin.v1.Env.State:input_type -> troupe.plugin.v1.StateRequest
-	13, // 18: troupe.plugin.v1.Env.Truncate:input_type -> troupe.plugin.v1.TruncateRequest
-	14, // 19: troupe.plugin.v1.Env.Close:input_type -> troupe.plugin.v1.CloseRequest
-	0,  // 20: troupe.plugin.v1.Reward.Open:input_type -> troupe.plugin.v1.OpenRequest
-	18, // 21: troupe.plugin.v1.Reward.Score:input_type -> troupe.plugin.v1.ScoreRequest
-	1,  // 22: troupe.plugin.v1.Env.Open:output_type -> troupe.plugin.v1.OpenReply
-	3,  // 23: troupe.plugin.v1.Env.Reset:output_type -> troupe.plugin.v1.ResetReply
-	10, // 24: troupe.plugin.v1.Env.Step:output_type -> troupe.plugin.v1.StepReply
-	12, // 25: troupe.plugin.v1.Env.State:output_type -> troupe.plugin.v1.StateReply
-	10, // 26: troupe.plugin.v1.Env.Truncate:output_type -> troupe.plugin.v1.StepReply
-	15, // 27: troupe.plugin.v1.Env.Close:output_type -> troupe.plugin.v1.CloseReply
-	16, // 28: troupe.plugin.v1.Reward.Open:output_type -> troupe.plugin.v1.RewardInfo
-	19, // 29: troupe.plugin.v1.Reward.Score:output_type -> troupe.plugin.v1.ScoreReply
-	22, // [22:30] is the sub-list for method output_type
-	14, // [14:22] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	26, // 6: troupe.plugin.v1.StepReply.metrics:type_name -> troupe.plugin.v1.StepReply.MetricsEntry
+	27, // 7: troupe.plugin.v1.StepReply.artifacts:type_name -> troupe.plugin.v1.StepReply.ArtifactsEntry
+	7,  // 8: troupe.plugin.v1.ActRequest.observations:type_name -> troupe.plugin.v1.Observation
+	28, // 9: troupe.plugin.v1.Episode.metrics:type_name -> troupe.plugin.v1.Episode.MetricsEntry
+	29, // 10: troupe.plugin.v1.Episode.artifacts:type_name -> troupe.plugin.v1.Episode.ArtifactsEntry
+	4,  // 11: troupe.plugin.v1.Episode.agent_usage:type_name -> troupe.plugin.v1.Usage
+	23, // 12: troupe.plugin.v1.ScoreRequest.episode:type_name -> troupe.plugin.v1.Episode
+	30, // 13: troupe.plugin.v1.ScoreReply.components:type_name -> troupe.plugin.v1.ScoreReply.ComponentsEntry
+	31, // 14: troupe.plugin.v1.ScoreReply.metrics:type_name -> troupe.plugin.v1.ScoreReply.MetricsEntry
+	0,  // 15: troupe.plugin.v1.Env.Open:input_type -> troupe.plugin.v1.OpenRequest
+	2,  // 16: troupe.plugin.v1.Env.Reset:input_type -> troupe.plugin.v1.ResetRequest
+	8,  // 17: troupe.plugin.v1.Env.Step:input_type -> troupe.plugin.v1.StepRequest
+	11, // 18: troupe.plugin.v1.Env.State:input_type -> troupe.plugin.v1.StateRequest
+	13, // 19: troupe.plugin.v1.Env.Truncate:input_type -> troupe.plugin.v1.TruncateRequest
+	14, // 20: troupe.plugin.v1.Env.Prompt:input_type -> troupe.plugin.v1.PromptRequest
+	16, // 21: troupe.plugin.v1.Env.Simulate:input_type -> troupe.plugin.v1.SimulateRequest
+	18, // 22: troupe.plugin.v1.Env.Act:input_type -> troupe.plugin.v1.ActRequest
+	20, // 23: troupe.plugin.v1.Env.Close:input_type -> troupe.plugin.v1.CloseRequest
+	0,  // 24: troupe.plugin.v1.Reward.Open:input_type -> troupe.plugin.v1.OpenRequest
+	24, // 25: troupe.plugin.v1.Reward.Score:input_type -> troupe.plugin.v1.ScoreRequest
+	1,  // 26: troupe.plugin.v1.Env.Open:output_type -> troupe.plugin.v1.OpenReply
+	3,  // 27: troupe.plugin.v1.Env.Reset:output_type -> troupe.plugin.v1.ResetReply
+	10, // 28: troupe.plugin.v1.Env.Step:output_type -> troupe.plugin.v1.StepReply
+	12, // 29: troupe.plugin.v1.Env.State:output_type -> troupe.plugin.v1.StateReply
+	10, // 30: troupe.plugin.v1.Env.Truncate:output_type -> troupe.plugin.v1.StepReply
+	15, // 31: troupe.plugin.v1.Env.Prompt:output_type -> troupe.plugin.v1.PromptReply
+	17, // 32: troupe.plugin.v1.Env.Simulate:output_type -> troupe.plugin.v1.SimulateReply
+	19, // 33: troupe.plugin.v1.Env.Act:output_type -> troupe.plugin.v1.ActReply
+	21, // 34: troupe.plugin.v1.Env.Close:output_type -> troupe.plugin.v1.CloseReply
+	22, // 35: troupe.plugin.v1.Reward.Open:output_type -> troupe.plugin.v1.RewardInfo
+	25, // 36: troupe.plugin.v1.Reward.Score:output_type -> troupe.plugin.v1.ScoreReply
+	26, // [26:37] is the sub-list for method output_type
+	15, // [15:26] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_troupe_proto_init() }
@@ -1297,7 +1687,7 @@ func file_troupe_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_troupe_proto_rawDesc), len(file_troupe_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

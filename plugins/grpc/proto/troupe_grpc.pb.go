@@ -43,6 +43,9 @@ const (
 	Env_Step_FullMethodName     = "/troupe.plugin.v1.Env/Step"
 	Env_State_FullMethodName    = "/troupe.plugin.v1.Env/State"
 	Env_Truncate_FullMethodName = "/troupe.plugin.v1.Env/Truncate"
+	Env_Prompt_FullMethodName   = "/troupe.plugin.v1.Env/Prompt"
+	Env_Simulate_FullMethodName = "/troupe.plugin.v1.Env/Simulate"
+	Env_Act_FullMethodName      = "/troupe.plugin.v1.Env/Act"
 	Env_Close_FullMethodName    = "/troupe.plugin.v1.Env/Close"
 )
 
@@ -51,7 +54,9 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // Env is one environment instance. The host calls Open once, then any number
-// of episodes (Reset, Step..., optionally Truncate), then Close.
+// of episodes (Reset, Step..., optionally Truncate), then Close. Truncate,
+// Prompt, Simulate and Act are optional: OpenReply says which the env
+// implements, and the others answer with code UNIMPLEMENTED.
 type EnvClient interface {
 	// Open creates the env from the agentfile's env.params and returns its spec.
 	Open(ctx context.Context, in *OpenRequest, opts ...grpc.CallOption) (*OpenReply, error)
@@ -61,9 +66,15 @@ type EnvClient interface {
 	Step(ctx context.Context, in *StepRequest, opts ...grpc.CallOption) (*StepReply, error)
 	// State returns the global state seen by centralized training.
 	State(ctx context.Context, in *StateRequest, opts ...grpc.CallOption) (*StateReply, error)
-	// Truncate ends the current episode early (core.Truncater); plugins whose
-	// env does not implement it answer with code UNIMPLEMENTED.
+	// Truncate ends the current episode early (core.Truncater).
 	Truncate(ctx context.Context, in *TruncateRequest, opts ...grpc.CallOption) (*StepReply, error)
+	// Prompt builds the chat request for an agent's text decision
+	// (core.Prompter).
+	Prompt(ctx context.Context, in *PromptRequest, opts ...grpc.CallOption) (*PromptReply, error)
+	// Simulate stands in for an LLM completion (core.Simulator).
+	Simulate(ctx context.Context, in *SimulateRequest, opts ...grpc.CallOption) (*SimulateReply, error)
+	// Act returns a scripted baseline's joint decision (core.BaselineProvider).
+	Act(ctx context.Context, in *ActRequest, opts ...grpc.CallOption) (*ActReply, error)
 	// Close releases the env; the process may then be stopped.
 	Close(ctx context.Context, in *CloseRequest, opts ...grpc.CallOption) (*CloseReply, error)
 }
@@ -126,6 +137,36 @@ func (c *envClient) Truncate(ctx context.Context, in *TruncateRequest, opts ...g
 	return out, nil
 }
 
+func (c *envClient) Prompt(ctx context.Context, in *PromptRequest, opts ...grpc.CallOption) (*PromptReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PromptReply)
+	err := c.cc.Invoke(ctx, Env_Prompt_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *envClient) Simulate(ctx context.Context, in *SimulateRequest, opts ...grpc.CallOption) (*SimulateReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SimulateReply)
+	err := c.cc.Invoke(ctx, Env_Simulate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *envClient) Act(ctx context.Context, in *ActRequest, opts ...grpc.CallOption) (*ActReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ActReply)
+	err := c.cc.Invoke(ctx, Env_Act_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *envClient) Close(ctx context.Context, in *CloseRequest, opts ...grpc.CallOption) (*CloseReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CloseReply)
@@ -141,7 +182,9 @@ func (c *envClient) Close(ctx context.Context, in *CloseRequest, opts ...grpc.Ca
 // for forward compatibility.
 //
 // Env is one environment instance. The host calls Open once, then any number
-// of episodes (Reset, Step..., optionally Truncate), then Close.
+// of episodes (Reset, Step..., optionally Truncate), then Close. Truncate,
+// Prompt, Simulate and Act are optional: OpenReply says which the env
+// implements, and the others answer with code UNIMPLEMENTED.
 type EnvServer interface {
 	// Open creates the env from the agentfile's env.params and returns its spec.
 	Open(context.Context, *OpenRequest) (*OpenReply, error)
@@ -151,9 +194,15 @@ type EnvServer interface {
 	Step(context.Context, *StepRequest) (*StepReply, error)
 	// State returns the global state seen by centralized training.
 	State(context.Context, *StateRequest) (*StateReply, error)
-	// Truncate ends the current episode early (core.Truncater); plugins whose
-	// env does not implement it answer with code UNIMPLEMENTED.
+	// Truncate ends the current episode early (core.Truncater).
 	Truncate(context.Context, *TruncateRequest) (*StepReply, error)
+	// Prompt builds the chat request for an agent's text decision
+	// (core.Prompter).
+	Prompt(context.Context, *PromptRequest) (*PromptReply, error)
+	// Simulate stands in for an LLM completion (core.Simulator).
+	Simulate(context.Context, *SimulateRequest) (*SimulateReply, error)
+	// Act returns a scripted baseline's joint decision (core.BaselineProvider).
+	Act(context.Context, *ActRequest) (*ActReply, error)
 	// Close releases the env; the process may then be stopped.
 	Close(context.Context, *CloseRequest) (*CloseReply, error)
 	mustEmbedUnimplementedEnvServer()
@@ -180,6 +229,15 @@ func (UnimplementedEnvServer) State(context.Context, *StateRequest) (*StateReply
 }
 func (UnimplementedEnvServer) Truncate(context.Context, *TruncateRequest) (*StepReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Truncate not implemented")
+}
+func (UnimplementedEnvServer) Prompt(context.Context, *PromptRequest) (*PromptReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Prompt not implemented")
+}
+func (UnimplementedEnvServer) Simulate(context.Context, *SimulateRequest) (*SimulateReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Simulate not implemented")
+}
+func (UnimplementedEnvServer) Act(context.Context, *ActRequest) (*ActReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Act not implemented")
 }
 func (UnimplementedEnvServer) Close(context.Context, *CloseRequest) (*CloseReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Close not implemented")
@@ -295,6 +353,60 @@ func _Env_Truncate_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Env_Prompt_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PromptRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EnvServer).Prompt(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Env_Prompt_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EnvServer).Prompt(ctx, req.(*PromptRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Env_Simulate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SimulateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EnvServer).Simulate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Env_Simulate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EnvServer).Simulate(ctx, req.(*SimulateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Env_Act_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ActRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EnvServer).Act(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Env_Act_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EnvServer).Act(ctx, req.(*ActRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Env_Close_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CloseRequest)
 	if err := dec(in); err != nil {
@@ -339,6 +451,18 @@ var Env_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Truncate",
 			Handler:    _Env_Truncate_Handler,
+		},
+		{
+			MethodName: "Prompt",
+			Handler:    _Env_Prompt_Handler,
+		},
+		{
+			MethodName: "Simulate",
+			Handler:    _Env_Simulate_Handler,
+		},
+		{
+			MethodName: "Act",
+			Handler:    _Env_Act_Handler,
 		},
 		{
 			MethodName: "Close",

@@ -3,8 +3,11 @@
 // path. It serves an env and a reward function.
 //
 // Env params: fault = "" | "panic" | "loop" | "oom" | "exit" | "badobs" |
-// "error" | "print" | "initloop" (the last one loops in open); at = the step
-// that misbehaves (default 1; 0 means Reset). The env has 2 agents, 2
+// "error" | "print" | "initloop" (the last one loops in open) | "probe";
+// at = the step that misbehaves (default 1; 0 means Reset). With "probe",
+// Reset reports in agent 0's observation text what the sandbox lets the
+// guest see: the file named by param "file", an attempt to write next to
+// it, $HOME, and the clock. The env has 2 agents, 2
 // features, 2 decisions and ends after 5 steps; the reward sums the agent
 // returns into "quality", and misbehaves the same way with fault set.
 package main
@@ -13,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/sdk/wasmguest"
@@ -21,6 +26,7 @@ import (
 type params struct {
 	Fault string `json:"fault"`
 	At    int    `json:"at"`
+	File  string `json:"file"`
 }
 
 func init() {
@@ -102,8 +108,30 @@ func (e *env) obs() []core.Observation {
 	return []core.Observation{{Features: f}, {Features: []float64{float64(e.t), 1}, Mask: []bool{true, e.t%2 == 0}}}
 }
 
+// probe describes what the sandbox allows.
+func (e *env) probe() string {
+	read := "-"
+	if e.p.File != "" {
+		if b, err := os.ReadFile(e.p.File); err != nil {
+			read = "error: " + err.Error()
+		} else {
+			read = "ok: " + string(b)
+		}
+	}
+	write := "ok"
+	if err := os.WriteFile(filepath.Join(filepath.Dir(e.p.File), "written"), []byte("x"), 0o644); err != nil {
+		write = "error: " + err.Error()
+	}
+	return fmt.Sprintf("read=%s\nwrite=%s\nhome=%q\nnow=%d", read, write, os.Getenv("HOME"), time.Now().Unix())
+}
+
 func (e *env) Reset(seed uint64) ([]core.Observation, error) {
 	e.t, e.total = 0, float64(seed%7)
+	if e.p.Fault == "probe" {
+		o := e.obs()
+		o[0].Text = e.probe()
+		return o, nil
+	}
 	if e.p.At == 0 {
 		if err := misbehave(e.p.Fault); err != nil {
 			return nil, err

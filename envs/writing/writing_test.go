@@ -1,0 +1,649 @@
+package writing
+
+import (
+	"context"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/core"
+)
+
+const smallRFC = "2707-dotdot-patterns" // 9 units; the longest is unit 3
+
+func newEnv(t *testing.T, params map[string]any) *Env {
+	t.Helper()
+	e, err := New(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func act(d int, text string, latency float64) core.Action {
+	return core.Action{Decision: d, Text: text, Usage: core.Usage{
+		PromptTokens: 100, CompletionTokens: tokensOf(text), Latency: time.Duration(latency * float64(time.Second)), Backend: "test"}}
+}
+
+func step(t *testing.T, e *Env, acts ...core.Action) core.StepResult {
+	t.Helper()
+	res, err := e.Step(acts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func legalSet(o core.Observation) []string {
+	var s []string
+	for d, ok := range o.Mask {
+		if ok {
+			s = append(s, decisionSpecs[d].Name)
+		}
+	}
+	return s
+}
+
+func TestRegisteredAndSpec(t *testing.T) {
+	src, err := core.LoadEnv(context.Background(), core.SourceRef{Scheme: "builtin", Path: Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := src.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := env.Spec()
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if spec.NumAgents() != 5 || spec.ObsSize != NumFeatures || len(spec.Decisions) != NumDecisions {
+		t.Errorf("spec: %d agents, obs %d, %d decisions", spec.NumAgents(), spec.ObsSize, len(spec.Decisions))
+	}
+	for d, name := range []string{"wait", "read_style", "draft_longest", "draft_next", "edit_peer", "submit"} {
+		if spec.DecisionIndex(name) != d {
+			t.Errorf("decision %q at %d, want %d", name, spec.DecisionIndex(name), d)
+		}
+	}
+	if !spec.Decisions[DraftLongest].NeedsText || !spec.Decisions[EditPeer].NeedsText || spec.Decisions[ReadStyle].NeedsText {
+		t.Error("NeedsText flags wrong")
+	}
+	var _ core.Prompter = (*Env)(nil)
+	var _ core.Simulator = (*Env)(nil)
+	var _ core.BaselineProvider = (*Env)(nil)
+	var _ core.Truncater = (*Env)(nil)
+	if _, err := env.(*Env).Baseline("nope"); err == nil || !strings.Contains(err.Error(), "single_agent") {
+		t.Errorf("unknown baseline: %v", err)
+	}
+}
+
+func TestParamErrors(t *testing.T) {
+	for _, tc := range []struct {
+		params map[string]any
+		want   string
+	}{
+		{map[string]any{"writerz": 3}, `unknown key "writerz"`},
+		{map[string]any{"writers": 0}, `"writers": want 1..16`},
+		{map[string]any{"writers": "five"}, `"writers"`},
+		{map[string]any{"style_follow_prob": 1.5}, `"style_follow_prob"`},
+		{map[string]any{"structure_slip_prob": -0.1}, `"structure_slip_prob"`},
+		{map[string]any{"ref_decode_tps": 0}, `"ref_decode_tps"`},
+		{map[string]any{"idle_wait_s": -1}, `"idle_wait_s"`},
+		{map[string]any{"context_units": -1}, `"context_units"`},
+		{map[string]any{"max_edits_per_unit": -1}, `"max_edits_per_unit"`},
+		{map[string]any{"rfcs": []string{"9999-nothing"}}, `key "rfcs": corpus (shipped): open 9999-nothing.md`},
+	} {
+		_, err := New(tc.params)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want it to mention %s", tc.params, err, tc.want)
+		}
+	}
+}
+
+// runSim plays an episode with pol the way the runtime does with the sim
+// backend (Prompt, Simulate, Step; latency 0.8 + p/2000 + c/40).
+func runSim(t *testing.T, e *Env, seed uint64, pol func([]core.Observation) []int) core.StepResult {
+	t.Helper()
+	obs, err := e.Reset(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := 0; s < e.Spec().MaxSteps; s++ {
+		dec := pol(obs)
+		acts := make([]core.Action, len(dec))
+		for i, d := range dec {
+			acts[i].Decision = d
+			if decisionSpecs[d].NeedsText {
+				req := e.Prompt(i, d)
+				c, err := e.Simulate(i, d, req, rand.New(rand.NewPCG(seed, uint64(s)<<8|uint64(i))))
+				if err != nil {
+					t.Fatal(err)
+				}
+				acts[i] = core.Action{Decision: d, Text: c.Text, Usage: core.Usage{PromptTokens: c.PromptTokens,
+					CompletionTokens: c.CompletionTokens, Latency: e.Latency(c.PromptTokens, c.CompletionTokens)}}
+			}
+		}
+		res, err := e.Step(acts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Done() {
+			return res
+		}
+		obs = res.Observations
+	}
+	t.Fatal("episode did not end")
+	return core.StepResult{}
+}
+
+func naive(obs []core.Observation) []int {
+	out := make([]int, len(obs))
+	for i, o := range obs {
+		out[i] = first(o.Mask, DraftLongest, Submit)
+	}
+	return out
+}
+
+func TestResetReproducible(t *testing.T) {
+	a, b := newEnv(t, nil), newEnv(t, nil)
+	oa, _ := a.Reset(7)
+	ob, _ := b.Reset(7)
+	if !reflect.DeepEqual(oa, ob) || a.RFC().Name != b.RFC().Name || a.House() != b.House() || a.Habits(3) != b.Habits(3) {
+		t.Fatal("same seed, different episodes")
+	}
+	ra, rb := runSim(t, a, 7, naive), runSim(t, b, 7, naive)
+	if !reflect.DeepEqual(ra.Metrics, rb.Metrics) || string(ra.Artifacts[ArtifactDocument]) != string(rb.Artifacts[ArtifactDocument]) {
+		t.Error("same seed and actions, different results")
+	}
+	// Reset really resets: a second run of the same env matches.
+	rc := runSim(t, a, 7, naive)
+	if !reflect.DeepEqual(ra.Metrics, rc.Metrics) {
+		t.Error("second episode on the same env differs")
+	}
+	differ := false
+	for seed := uint64(8); seed < 12 && !differ; seed++ {
+		b.Reset(seed)
+		differ = b.RFC().Name != a.RFC().Name || b.House() != a.House() || b.Habits(0) != a.Habits(0)
+	}
+	if !differ {
+		t.Error("different seeds give the same episode")
+	}
+}
+
+func TestInitialObservation(t *testing.T) {
+	e := newEnv(t, map[string]any{"rfcs": []string{smallRFC}})
+	obs, err := e.Reset(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range obs {
+		if got := strings.Join(legalSet(o), ","); got != "wait,read_style,draft_longest,draft_next" {
+			t.Errorf("agent %d legal %s", i, got)
+		}
+		f := o.Features
+		if len(f) != NumFeatures || f[FeatBias] != 1 || f[FeatBusy] != 0 || f[FeatUnclaimed] != 1 || f[FeatUnclaimedWork] != 1 || f[FeatClock] != 0 {
+			t.Errorf("agent %d features %v", i, f)
+		}
+		if f[FeatLongest] <= f[FeatNext] {
+			t.Errorf("longest %v ≤ next %v", f[FeatLongest], f[FeatNext])
+		}
+		if !strings.Contains(o.Text, "writer_"+itoa(i)) || !strings.Contains(o.Text, "You have not read the house style") {
+			t.Errorf("agent %d text: %.200q", i, o.Text)
+		}
+	}
+	if n := len(e.State()); n != e.Spec().StateSize {
+		t.Errorf("state length %d, want %d", n, e.Spec().StateSize)
+	}
+}
+
+// Every decision's effect, with explicit texts and latencies.
+func TestDecisionEffects(t *testing.T) {
+	e := newEnv(t, map[string]any{"rfcs": []string{smallRFC}, "writers": 2})
+	if _, err := e.Reset(1); err != nil {
+		t.Fatal(err)
+	}
+	longest := 3
+	guideTok := tokensOf(e.guide)
+
+	// agent 0 reads the style; agent 1 drafts the longest unit (10 s).
+	draft1 := "## Reference-level explanation\n\nThe design, in short."
+	res := step(t, e, act(ReadStyle, "", 0), act(DraftLongest, draft1, 10))
+	readLat := 0.8 + float64(guideTok)/2000
+	if d := e.Now() - readLat; d < -1e-9 || d > 1e-9 {
+		t.Errorf("clock %.4f after the read, want %.4f", e.Now(), readLat)
+	}
+	if e.units[longest].status != drafting || e.units[longest].owner != 1 {
+		t.Errorf("longest unit %+v, want drafting by 1", e.units[longest])
+	}
+	if e.charged != guideTok {
+		t.Errorf("charged %d tokens, want %d", e.charged, guideTok)
+	}
+	o0, o1 := res.Observations[0], res.Observations[1]
+	if o0.Features[FeatReadStyle] != 1 || o0.Features[FeatBusy] != 0 || o0.Features[FeatPeersBusy] != 1 {
+		t.Errorf("agent 0 features %v", o0.Features)
+	}
+	unitTime := e.latency(0, int(e.meanTokens))
+	wantRem := (0.8 + float64(e.rfc.Units[longest].Tokens)/40 - e.Now()) / unitTime / 4
+	if d := o0.Features[FeatPeersRemaining] - min(wantRem, 1); d > 1e-9 || d < -1e-9 || wantRem <= 0 {
+		t.Errorf("peers remaining %v, want %v", o0.Features[FeatPeersRemaining], wantRem)
+	}
+	if o0.Features[FeatEditSize] != 0 {
+		t.Errorf("edit size %v with nothing to edit", o0.Features[FeatEditSize])
+	}
+	if got := strings.Join(legalSet(o1), ","); got != "wait" || o1.Features[FeatBusy] != 1 {
+		t.Errorf("busy agent 1: legal %s busy %v", got, o1.Features[FeatBusy])
+	}
+	if !strings.Contains(o0.Text, "being drafted by writer_1") || !strings.Contains(o0.Text, "House style") {
+		t.Errorf("agent 0 text lacks the board or the guide: %q", o0.Text)
+	}
+	// A busy agent may not draft.
+	if _, err := e.Step([]core.Action{act(Wait, "", 0), act(DraftNext, "x", 1)}); err == nil || !strings.Contains(err.Error(), "not legal") {
+		t.Errorf("busy agent drafting: %v", err)
+	}
+
+	// agent 0 drafts the next unit in template order (unit 0, 5 s); agent 1 waits.
+	t0 := e.Now()
+	draft0 := "# Dotdot patterns (RFC 2707)\n\n## Summary\n\nShort summary."
+	step(t, e, act(DraftNext, draft0, 5), act(Wait, "", 0))
+	if e.units[0].author != 0 || e.units[0].status != done { // done at t0+5, before agent 1 at 10
+		t.Errorf("unit 0: %+v (t=%.2f)", e.units[0], e.Now())
+	}
+	if d := e.Now() - (t0 + 5); d > 1e-9 || d < -1e-9 {
+		t.Errorf("clock %.3f, want %.3f", e.Now(), t0+5)
+	}
+	if !strings.Contains(e.Document(), "Short summary.") || strings.Contains(e.Document(), "The design") {
+		t.Errorf("document after unit 0: %q", e.Document())
+	}
+	// agent 0 waits until agent 1 finishes at 10 s.
+	res = step(t, e, act(Wait, "", 0), act(Wait, "", 0))
+	if d := e.Now() - 10; d > 1e-9 || d < -1e-9 {
+		t.Errorf("clock %.3f, want 10", e.Now())
+	}
+	if e.units[longest].status != done || e.units[longest].author != 1 || e.units[longest].version != 1 {
+		t.Errorf("unit %d: %+v", longest, e.units[longest])
+	}
+	o0 = res.Observations[0]
+	if o0.Features[FeatUnreadPeer] == 0 || o0.Mask[EditPeer] != true || o0.Features[FeatKnownDeviating] != 0 {
+		t.Errorf("agent 0 before re-reading: unread %v, edit legal %v, known %v", o0.Features[FeatUnreadPeer], o0.Mask[EditPeer], o0.Features[FeatKnownDeviating])
+	}
+	// Re-reading shows agent 1's unit; it uses a non-house habit or a
+	// wrong outline only if it deviates, which decides edit targeting.
+	before := e.charged
+	res = step(t, e, act(ReadStyle, "", 0), act(Wait, "", 0))
+	if e.charged-before != guideTok+tokensOf(draft1) {
+		t.Errorf("re-read charged %d, want %d", e.charged-before, guideTok+tokensOf(draft1))
+	}
+	if e.agents[0].seen[longest] != 1 {
+		t.Error("agent 0 did not see the unit it read")
+	}
+	// Make the unit off-style for certain and check the knowledge.
+	e.units[longest].dev = 1
+	o0 = e.observations()[0]
+	if o0.Features[FeatKnownDeviating] == 0 || !o0.Mask[EditPeer] {
+		t.Errorf("known deviating %v, edit legal %v", o0.Features[FeatKnownDeviating], o0.Mask[EditPeer])
+	}
+	if want := min(float64(e.rfc.Units[longest].Tokens)/e.meanTokens/4, 2); o0.Features[FeatEditSize] != want {
+		t.Errorf("edit size %v, want %v", o0.Features[FeatEditSize], want)
+	}
+	// agent 0 edits it (3 s); agent 1 drafts the next unit (unit 1).
+	edited := "## Reference-level explanation\n\nThe design, in house style."
+	step(t, e, act(EditPeer, edited, 3), act(DraftNext, "## Motivation\n\nWhy.", 20))
+	u := &e.units[longest]
+	if u.version != 2 || u.lastWriter != 0 || u.edits != 1 || u.text != edited {
+		t.Errorf("edited unit: %+v", *u)
+	}
+	if e.units[1].owner != 1 {
+		t.Errorf("unit 1 owner %d, want 1", e.units[1].owner)
+	}
+	if e.edits != 1 || e.reads != 2 || e.llmCalls != 4 {
+		t.Errorf("edits %d reads %d calls %d", e.edits, e.reads, e.llmCalls)
+	}
+	// Submit is illegal while units are unclaimed.
+	if e.masks[0][Submit] {
+		t.Error("submit legal with unclaimed units")
+	}
+	// Draft the rest, then both submit.
+	for e.anyUnclaimed() {
+		var acts []core.Action
+		for i := range e.agents {
+			if e.masks[i][DraftNext] {
+				acts = append(acts, act(DraftNext, "## Section\n\nText.", 1))
+			} else {
+				acts = append(acts, act(Wait, "", 0))
+			}
+		}
+		step(t, e, acts...)
+	}
+	for !e.masks[0][Submit] || !e.masks[1][Submit] {
+		step(t, e, act(Wait, "", 0), act(Wait, "", 0))
+	}
+	res = step(t, e, act(Submit, "", 0), act(Submit, "", 0))
+	if !res.Terminated || res.Metrics[MetricMakespan] != e.Now() {
+		t.Errorf("terminated %v makespan %v now %v", res.Terminated, res.Metrics[MetricMakespan], e.Now())
+	}
+	if res.Metrics[MetricUnitsDrafted] != 9 || res.Metrics[MetricUnits] != 9 {
+		t.Errorf("units %v drafted %v", res.Metrics[MetricUnits], res.Metrics[MetricUnitsDrafted])
+	}
+	if _, err := e.Step([]core.Action{act(Wait, "", 0), act(Wait, "", 0)}); err == nil {
+		t.Error("Step after the end: no error")
+	}
+}
+
+func (e *Env) anyUnclaimed() bool {
+	for k := range e.units {
+		if e.units[k].status == unclaimed {
+			return true
+		}
+	}
+	return false
+}
+
+func TestStepErrors(t *testing.T) {
+	e := newEnv(t, map[string]any{"writers": 2})
+	if _, err := e.Step([]core.Action{{}, {}}); err == nil || !strings.Contains(err.Error(), "before Reset") {
+		t.Errorf("before Reset: %v", err)
+	}
+	e.Reset(1)
+	if _, err := e.Step([]core.Action{{}}); err == nil || !strings.Contains(err.Error(), "want 2 actions") {
+		t.Errorf("one action: %v", err)
+	}
+	if _, err := e.Step([]core.Action{{Decision: 9}, {}}); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Errorf("decision 9: %v", err)
+	}
+	if _, err := e.Step([]core.Action{{Decision: EditPeer}, {}}); err == nil || !strings.Contains(err.Error(), `"edit_peer" is not legal`) {
+		t.Errorf("edit before reading: %v", err)
+	}
+	if _, err := e.Step([]core.Action{{Decision: Submit}, {}}); err == nil || !strings.Contains(err.Error(), `"submit" is not legal`) {
+		t.Errorf("early submit: %v", err)
+	}
+}
+
+// The clock moves by idle_wait_s when everyone waits and nobody is busy;
+// a text decision without a latency gets the env's own latency model.
+func TestClock(t *testing.T) {
+	e := newEnv(t, map[string]any{"rfcs": []string{smallRFC}, "writers": 2, "idle_wait_s": 2.5})
+	e.Reset(1)
+	step(t, e, act(Wait, "", 0), act(Wait, "", 0))
+	if e.Now() != 2.5 {
+		t.Errorf("idle clock %v, want 2.5", e.Now())
+	}
+	text := strings.Repeat("word ", 400)
+	a := core.Action{Decision: DraftNext, Text: text, Usage: core.Usage{PromptTokens: 1000}}
+	step(t, e, a, act(Wait, "", 0))
+	want := 2.5 + 0.8 + 1000.0/2000 + float64(tokensOf(text))/40
+	if d := e.Now() - want; d > 1e-9 || d < -1e-9 {
+		t.Errorf("clock %.4f, want %.4f", e.Now(), want)
+	}
+}
+
+// Prompt uses only the agent's own context: a peer's draft appears in it
+// only after the agent read it. Prompt reserves distinct units for agents
+// deciding in the same step, and Step honours the reservations.
+func TestPromptOwnContext(t *testing.T) {
+	e := newEnv(t, map[string]any{"rfcs": []string{smallRFC}, "writers": 2})
+	e.Reset(1)
+	p0 := e.Prompt(0, DraftLongest)
+	p1 := e.Prompt(1, DraftLongest)
+	u0, u1 := e.reserve[0].unit, e.reserve[1].unit
+	if u0 != 3 || u1 == u0 || u1 < 0 {
+		t.Fatalf("reservations %d, %d", u0, u1)
+	}
+	if !strings.Contains(p0.Messages[1].Content, "Write unit 3:") || !strings.Contains(p1.Messages[1].Content, "Write unit "+itoa(u1)+":") {
+		t.Errorf("prompts name the wrong units:\n%s\n---\n%s", p0.Messages[1].Content, p1.Messages[1].Content)
+	}
+	if p0.Agent != 0 || p0.Decision != "draft_longest" || p0.MaxTokens <= 0 {
+		t.Errorf("request fields: %+v", p0)
+	}
+	secret := "ZEBRA-SECRET-42 is what writer one wrote."
+	step(t, e, act(DraftLongest, "## Reference-level explanation\n\n"+secret, 5), act(DraftLongest, "## Guide-level explanation\n\n"+secret+" Again.", 2))
+	if e.units[3].owner != 0 || e.units[u1].author != 1 {
+		t.Errorf("Step ignored the reservations: unit 3 owner %d, unit %d author %d", e.units[3].owner, u1, e.units[u1].author)
+	}
+	// Agent 1 finished at 2 s; agent 0 is still busy until 5 s.
+	for e.agents[0].task != taskNone {
+		step(t, e, act(Wait, "", 0), act(Wait, "", 0))
+	}
+	if p := e.Prompt(0, DraftNext); strings.Contains(p.Messages[1].Content, "Again.") {
+		t.Error("agent 0's prompt holds agent 1's unread draft")
+	}
+	if p := e.Prompt(1, DraftNext); !strings.Contains(p.Messages[1].Content, "Again.") {
+		t.Error("agent 1's prompt lacks its own draft")
+	}
+	for _, o := range e.observations() {
+		if strings.Contains(o.Text, "ZEBRA") {
+			t.Error("an observation text quotes a draft")
+		}
+	}
+	e.reserve[0], e.reserve[1] = reservation{}, reservation{}
+	step(t, e, act(ReadStyle, "", 0), act(Wait, "", 0))
+	for e.agents[0].task != taskNone {
+		step(t, e, act(Wait, "", 0), act(Wait, "", 0))
+	}
+	p := e.Prompt(0, DraftNext)
+	if !strings.Contains(p.Messages[1].Content, "Again.") || !strings.Contains(p.Messages[1].Content, "House style") {
+		t.Error("after read_style, agent 0's prompt lacks the peer draft or the house style")
+	}
+	if !strings.Contains(p.Messages[1].Content, "## Your task\n\nWrite unit 0:") {
+		t.Errorf("draft prompt without its task: %q", p.Messages[1].Content)
+	}
+}
+
+// Arbitrary LLM text never breaks the env: it is taken as is.
+func TestGarbageText(t *testing.T) {
+	garbage := []string{
+		"",
+		"\xff\xfe\x00 not utf-8 \xc3\x28",
+		strings.Repeat("#", 300<<10),
+		"```markdown\n## Summary\n\nWrapped in a fence.\n```",
+		"~~~\nunclosed fence\n## not a heading",
+		strings.Repeat("### h\n", 5000),
+		"- * + 1. > | <div> [x]: #y\n=====\n-----\n***\n___",
+		"<|endoftext|>I am sorry, I cannot help with that.",
+	}
+	e := newEnv(t, map[string]any{"rfcs": []string{smallRFC}, "writers": 3})
+	for round := 0; round < 3; round++ {
+		obs, _ := e.Reset(uint64(round))
+		n := 0
+		for {
+			acts := make([]core.Action, 3)
+			for i, o := range obs {
+				d := first(o.Mask, []int{EditPeer, DraftNext, ReadStyle, DraftLongest, Submit}[(n+i+round)%5], DraftNext, ReadStyle, Submit)
+				acts[i] = act(d, garbage[(n+i)%len(garbage)], 1)
+				if decisionSpecs[d].NeedsText {
+					e.Prompt(i, d)
+				}
+			}
+			n++
+			res, err := e.Step(acts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Done() {
+				c := res.Metrics[MetricConsistency]
+				if !(c >= 0 && c <= 1) || len(res.Artifacts[ArtifactDocument]) > 9*(256<<10)+100 {
+					t.Errorf("consistency %v, document %d bytes", c, len(res.Artifacts[ArtifactDocument]))
+				}
+				break
+			}
+			obs = res.Observations
+			if n > 500 {
+				t.Fatal("no end")
+			}
+		}
+	}
+	if got := cleanText("```markdown\n## Summary\n\nok\n```"); got != "## Summary\n\nok" {
+		t.Errorf("fence wrapper kept: %q", got)
+	}
+	if got := cleanText("```rust\nfn main() {}\n```"); got != "```rust\nfn main() {}\n```" {
+		t.Errorf("code block unwrapped: %q", got)
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	e := newEnv(t, map[string]any{"rfcs": []string{smallRFC}, "writers": 2})
+	if _, err := e.Truncate(); err == nil {
+		t.Error("Truncate before Reset: no error")
+	}
+	e.Reset(1)
+	step(t, e, act(DraftNext, "# T\n\n## Summary\n\nS.", 1), act(DraftLongest, "## Reference-level explanation\n\nR.", 50))
+	res, err := e.Truncate()
+	if err != nil || !res.Truncated || res.Terminated {
+		t.Fatalf("Truncate: %v %+v", err, res)
+	}
+	doc := string(res.Artifacts[ArtifactDocument])
+	if !strings.Contains(doc, "S.") || strings.Contains(doc, "R.") {
+		t.Errorf("partial document %q", doc)
+	}
+	if res.Metrics[MetricUnitsDrafted] != 1 || res.Metrics[MetricConsistency] >= 0.5 {
+		t.Errorf("metrics %v", res.Metrics)
+	}
+}
+
+// Simulated writers: own habits before reading the style, the house style
+// after (with follow probability 1), structure slips at their rate.
+func TestSimulatedHabits(t *testing.T) {
+	e := newEnv(t, map[string]any{"writers": 2, "style_follow_prob": 1, "structure_slip_prob": 0})
+	for seed := uint64(1); seed <= 5; seed++ {
+		e.Reset(seed)
+		for k := range e.rfc.Units {
+			rng := rand.New(rand.NewPCG(seed, uint64(k)))
+			own := e.simulateUnit(1, k, false, rng)
+			if d := deviations(own, e.Habits(1)); d != 0 && !knownRestyleCorner(e.rfc.Name) {
+				t.Errorf("seed %d unit %d: unread writer deviates from its own habits: %b", seed, k, d)
+			}
+			if !outlineOK(own, e.rfc.Units[k].Headings) {
+				t.Errorf("seed %d unit %d: structure slip at rate 0", seed, k)
+			}
+			styled := e.simulateUnit(1, k, true, rng)
+			if d := deviations(styled, e.House()); d != 0 && !knownRestyleCorner(e.rfc.Name) {
+				t.Errorf("seed %d unit %d: styled writer deviates from the house: %b", seed, k, d)
+			}
+		}
+	}
+	slippy := newEnv(t, map[string]any{"structure_slip_prob": 1})
+	slippy.Reset(1)
+	for k := range slippy.rfc.Units {
+		if text := slippy.simulateUnit(0, k, false, rand.New(rand.NewPCG(1, uint64(k)))); outlineOK(text, slippy.rfc.Units[k].Headings) {
+			t.Errorf("unit %d: no slip at rate 1", k)
+		}
+	}
+	// Simulate reports the tokens of the text and of the prompt.
+	e.Reset(1)
+	req := e.Prompt(0, DraftNext)
+	c, err := e.Simulate(0, DraftNext, req, rand.New(rand.NewPCG(1, 1)))
+	if err != nil || c.CompletionTokens != tokensOf(c.Text) || c.PromptTokens != promptTokens(req) || c.Text == "" {
+		t.Errorf("Simulate: %v %+v", err, c)
+	}
+	if _, err := e.Simulate(0, Wait, req, nil); err == nil {
+		t.Error("Simulate for wait: no error")
+	}
+}
+
+func knownRestyleCorner(name string) bool {
+	return name == "3716-target-modifiers" || name == "2904-compiler-major-change-process"
+}
+
+// The single_agent baseline takes reference_makespan_s (same latency
+// model), and every final metric is declared in the spec.
+func TestReferenceAndMetrics(t *testing.T) {
+	e := newEnv(t, nil)
+	declared := map[string]bool{}
+	for _, m := range e.Spec().Metrics {
+		declared[m] = true
+	}
+	for seed := uint64(1); seed <= 4; seed++ {
+		b, _ := e.Baseline(BaselineSingleAgent)
+		res := runSim(t, e, seed, b.Act)
+		ms, ref := res.Metrics[MetricMakespan], res.Metrics[MetricReferenceMakespan]
+		if ms < 0.99*ref || ms > 1.01*ref {
+			t.Errorf("seed %d: single agent %.2f s, reference %.2f s", seed, ms, ref)
+		}
+		if tok, rt := res.Metrics[MetricTokens], res.Metrics[MetricReferenceTokens]; tok < 0.98*rt || tok > 1.02*rt {
+			t.Errorf("seed %d: single agent %v tokens, reference %v", seed, tok, rt)
+		}
+		for k := range res.Metrics {
+			if !declared[k] {
+				t.Errorf("metric %q not in Spec.Metrics", k)
+			}
+		}
+		if len(res.Metrics) != len(declared) {
+			t.Errorf("%d metrics, %d declared", len(res.Metrics), len(declared))
+		}
+		if res.Metrics[MetricReads] != 1 || res.Metrics[MetricEdits] != 0 || res.Metrics[MetricLLMCalls] != res.Metrics[MetricUnits] {
+			t.Errorf("single agent: %v", res.Metrics)
+		}
+	}
+}
+
+func TestState(t *testing.T) {
+	e := newEnv(t, map[string]any{"writers": 3})
+	e.Reset(2)
+	s := e.State()
+	if len(s) != e.Spec().StateSize {
+		t.Fatalf("state %d, want %d", len(s), e.Spec().StateSize)
+	}
+	o := 2 + stateAgentWidth*3
+	present := 0
+	for k := 0; k < e.maxUnits; k++ {
+		if s[o+k*stateUnitWidth] == 1 {
+			present++
+			if s[o+k*stateUnitWidth+1] != 1 {
+				t.Errorf("unit %d not unclaimed at start", k)
+			}
+		}
+	}
+	if present != len(e.rfc.Units) {
+		t.Errorf("%d units present in the state, want %d", present, len(e.rfc.Units))
+	}
+	pol, _ := e.Baseline(BaselineParallelNaive)
+	res := runSim(t, e, 2, pol.Act)
+	s = e.State()
+	deviating := 0
+	for k := range e.rfc.Units {
+		if s[o+k*stateUnitWidth+3] != 1 {
+			t.Errorf("unit %d not done at the end", k)
+		}
+		deviating += int(s[o+k*stateUnitWidth+6])
+	}
+	if deviating == 0 || res.Metrics[MetricConsistency] >= 1 {
+		t.Errorf("naive team: %d deviating units, consistency %v", deviating, res.Metrics[MetricConsistency])
+	}
+}
+
+// The scripted baselines do what they say.
+func TestBaselines(t *testing.T) {
+	e := newEnv(t, nil)
+	for seed := uint64(1); seed <= 3; seed++ {
+		b, _ := e.Baseline(BaselineSOP)
+		res := runSim(t, e, seed, b.Act)
+		if res.Metrics[MetricEdits] != res.Metrics[MetricUnits] || res.Metrics[MetricReads] != 5 {
+			t.Errorf("sop: %v edits for %v units, %v reads", res.Metrics[MetricEdits], res.Metrics[MetricUnits], res.Metrics[MetricReads])
+		}
+		for k := range e.units {
+			if u := &e.units[k]; u.edits != 1 || u.lastWriter == u.author {
+				t.Errorf("sop unit %d: %d edits, author %d, last writer %d", k, u.edits, u.author, u.lastWriter)
+			}
+		}
+		b, _ = e.Baseline(BaselineParallelNaive)
+		res = runSim(t, e, seed, b.Act)
+		if res.Metrics[MetricReads] != 0 || res.Metrics[MetricEdits] != 0 {
+			t.Errorf("parallel_naive read or edited: %v", res.Metrics)
+		}
+		authors := map[int]bool{}
+		for k := range e.units {
+			authors[e.units[k].author] = true
+		}
+		if len(authors) < 3 {
+			t.Errorf("parallel_naive: only %d writers drafted", len(authors))
+		}
+		b, _ = e.Baseline(BaselineSingleAgent)
+		runSim(t, e, seed, b.Act)
+		for k := range e.units {
+			if e.units[k].author != 0 {
+				t.Errorf("single_agent: unit %d by writer %d", k, e.units[k].author)
+			}
+		}
+	}
+}

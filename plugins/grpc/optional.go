@@ -1,0 +1,280 @@
+package grpcplugin
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/troupe-dev/troupe/core"
+	pb "github.com/troupe-dev/troupe/plugins/grpc/proto"
+)
+
+// The optional env interfaces (core.Truncater, core.Prompter,
+// core.Simulator, core.BaselineProvider). remoteEnv implements them all; the
+// value Open returns exposes exactly those the plugin's env implements, so
+// the runtime's type assertions see what the plugin offers.
+
+type capSet uint8
+
+const (
+	capTruncate capSet = 1 << iota
+	capPrompt
+	capSimulate
+	capBaseline
+)
+
+func capsOf(r *pb.OpenReply) capSet {
+	var c capSet
+	if r.GetTruncate() {
+		c |= capTruncate
+	}
+	if r.GetPrompt() {
+		c |= capPrompt
+	}
+	if r.GetSimulate() {
+		c |= capSimulate
+	}
+	if r.GetBaseline() {
+		c |= capBaseline
+	}
+	return c
+}
+
+// String lists the interfaces, e.g. "[truncate simulate]".
+func (c capSet) String() string {
+	var names []string
+	for i, n := range []string{"truncate", "prompt", "simulate", "baseline"} {
+		if c&(1<<i) != 0 {
+			names = append(names, n)
+		}
+	}
+	return "[" + strings.Join(names, " ") + "]"
+}
+
+// wrap returns e as a value whose method set is core.Env plus exactly the
+// interfaces in c.
+func (c capSet) wrap(e *remoteEnv) core.Env {
+	type (
+		E = core.Env
+		T = core.Truncater
+		P = core.Prompter
+		S = core.Simulator
+		B = core.BaselineProvider
+	)
+	switch c {
+	case capTruncate:
+		return struct {
+			E
+			T
+		}{e, e}
+	case capPrompt:
+		return struct {
+			E
+			P
+		}{e, e}
+	case capSimulate:
+		return struct {
+			E
+			S
+		}{e, e}
+	case capBaseline:
+		return struct {
+			E
+			B
+		}{e, e}
+	case capTruncate | capPrompt:
+		return struct {
+			E
+			T
+			P
+		}{e, e, e}
+	case capTruncate | capSimulate:
+		return struct {
+			E
+			T
+			S
+		}{e, e, e}
+	case capTruncate | capBaseline:
+		return struct {
+			E
+			T
+			B
+		}{e, e, e}
+	case capPrompt | capSimulate:
+		return struct {
+			E
+			P
+			S
+		}{e, e, e}
+	case capPrompt | capBaseline:
+		return struct {
+			E
+			P
+			B
+		}{e, e, e}
+	case capSimulate | capBaseline:
+		return struct {
+			E
+			S
+			B
+		}{e, e, e}
+	case capTruncate | capPrompt | capSimulate:
+		return struct {
+			E
+			T
+			P
+			S
+		}{e, e, e, e}
+	case capTruncate | capPrompt | capBaseline:
+		return struct {
+			E
+			T
+			P
+			B
+		}{e, e, e, e}
+	case capTruncate | capSimulate | capBaseline:
+		return struct {
+			E
+			T
+			S
+			B
+		}{e, e, e, e}
+	case capPrompt | capSimulate | capBaseline:
+		return struct {
+			E
+			P
+			S
+			B
+		}{e, e, e, e}
+	case capTruncate | capPrompt | capSimulate | capBaseline:
+		return struct {
+			E
+			T
+			P
+			S
+			B
+		}{e, e, e, e, e}
+	}
+	return struct{ E }{e}
+}
+
+// Truncate ends the current episode early (core.Truncater).
+func (e *remoteEnv) Truncate() (core.StepResult, error) {
+	o, err := e.current("Truncate")
+	if err != nil {
+		return core.StepResult{}, err
+	}
+	ctx, cancel := o.proc.callContext()
+	defer cancel()
+	r, err := o.client.Truncate(ctx, &pb.TruncateRequest{})
+	if err != nil {
+		return core.StepResult{}, e.fail(o, "Truncate", err)
+	}
+	return stepFromPB(r), nil
+}
+
+// Prompt returns the plugin env's chat request (core.Prompter). Prompt has
+// no error result: on failure it logs the error, drops a broken process (the
+// next Step then reports the failure), and returns a request holding only
+// Agent and Decision.
+func (e *remoteEnv) Prompt(agent, decision int) core.ChatRequest {
+	req, err := e.prompt(agent, decision)
+	if err != nil {
+		e.src.cfg.logger.Error(err.Error())
+		req = core.ChatRequest{Agent: agent}
+		if decision >= 0 && decision < len(e.src.spec.Decisions) {
+			req.Decision = e.src.spec.Decisions[decision].Name
+		}
+	}
+	return req
+}
+
+func (e *remoteEnv) prompt(agent, decision int) (core.ChatRequest, error) {
+	o, err := e.current("Prompt")
+	if err != nil {
+		return core.ChatRequest{}, err
+	}
+	ctx, cancel := o.proc.callContext()
+	defer cancel()
+	r, err := o.client.Prompt(ctx, &pb.PromptRequest{Agent: int64(agent), Decision: int64(decision)})
+	if err != nil {
+		return core.ChatRequest{}, e.fail(o, "Prompt", err)
+	}
+	var req core.ChatRequest
+	if err := json.Unmarshal(r.GetRequestJson(), &req); err != nil {
+		return core.ChatRequest{}, fmt.Errorf("%s: Prompt: malformed chat request: %w", o.proc.describe(), err)
+	}
+	return req, nil
+}
+
+// Simulate asks the plugin env's simulator for a stand-in completion
+// (core.Simulator). The plugin's generator is seeded with one value drawn
+// from rng (see SimulateSeedStream).
+func (e *remoteEnv) Simulate(agent, decision int, req core.ChatRequest, rng *rand.Rand) (core.SimCompletion, error) {
+	o, err := e.current("Simulate")
+	if err != nil {
+		return core.SimCompletion{}, err
+	}
+	call, err := json.Marshal(req)
+	if err != nil {
+		return core.SimCompletion{}, fmt.Errorf("%s: Simulate: %w", o.proc.describe(), err)
+	}
+	ctx, cancel := o.proc.callContext()
+	defer cancel()
+	r, err := o.client.Simulate(ctx, &pb.SimulateRequest{Agent: int64(agent), Decision: int64(decision), RequestJson: call, Seed: rng.Uint64()})
+	if err != nil {
+		return core.SimCompletion{}, e.fail(o, "Simulate", err)
+	}
+	return core.SimCompletion{Text: r.GetText(), PromptTokens: int(r.GetPromptTokens()), CompletionTokens: int(r.GetCompletionTokens())}, nil
+}
+
+// Baseline returns the plugin env's scripted policy of that name
+// (core.BaselineProvider); the name must be one of the spec's Baselines.
+func (e *remoteEnv) Baseline(name string) (core.Baseline, error) {
+	if !slices.Contains(e.src.spec.Baselines, name) {
+		return nil, fmt.Errorf("%s: no baseline %q (the env offers %v)", e.src.cfg.label, name, e.src.spec.Baselines)
+	}
+	return &remoteBaseline{e: e, name: name}, nil
+}
+
+// remoteBaseline is a plugin env's scripted policy.
+type remoteBaseline struct {
+	e    *remoteEnv
+	name string
+}
+
+// Act asks the plugin for every agent's decision. Act has no error result:
+// on failure it logs the error, drops a broken process (the next Step then
+// reports the failure), and returns decision 0 for every agent.
+func (b *remoteBaseline) Act(obs []core.Observation) []int {
+	d, err := b.act(obs)
+	if err != nil {
+		b.e.src.cfg.logger.Error(err.Error(), "baseline", b.name)
+		return make([]int, b.e.src.spec.NumAgents())
+	}
+	return d
+}
+
+func (b *remoteBaseline) act(obs []core.Observation) ([]int, error) {
+	o, err := b.e.current("Act")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := o.proc.callContext()
+	defer cancel()
+	r, err := o.client.Act(ctx, &pb.ActRequest{Baseline: b.name, Observations: obsToPB(obs)})
+	if err != nil {
+		return nil, b.e.fail(o, "Act", err)
+	}
+	ds := r.GetDecisions()
+	if len(ds) != b.e.src.spec.NumAgents() {
+		return nil, fmt.Errorf("%s: Act: baseline %q gave %d decisions for %d agents", o.proc.describe(), b.name, len(ds), b.e.src.spec.NumAgents())
+	}
+	out := make([]int, len(ds))
+	for i, d := range ds {
+		out[i] = int(d)
+	}
+	return out, nil
+}

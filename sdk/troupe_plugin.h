@@ -1,0 +1,322 @@
+/*
+ * troupe_plugin.h: troupe's Wasm plugin ABI, version 1, for C (C99 or later).
+ *
+ * sdk/ABI.md is the specification; this header gives its constants, the
+ * prototypes of the exports a plugin defines, little-endian reader and
+ * writer helpers for the flat encodings, and (in exactly one .c file that
+ * defines TROUPE_PLUGIN_IMPLEMENTATION before including it) the ABI marker,
+ * the guest-owned buffer and its two exports.
+ *
+ * Build a plugin with Debian's clang, lld and wasi-libc:
+ *
+ *   clang --target=wasm32-wasi -mexec-model=reactor -O2 \
+ *         -o plugin.wasm plugin.c
+ *
+ * The reader reads the call's input from the buffer and the writer writes
+ * the reply over it, growing it if needed (which may move it): read all the
+ * input you need, or copy it, before you start writing.
+ */
+#ifndef TROUPE_PLUGIN_H
+#define TROUPE_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TROUPE_ABI_VERSION 1
+
+/* Marks a function as a Wasm export of the given name. */
+#define TROUPE_EXPORT(name) __attribute__((export_name(name)))
+
+/* Error codes: a call returns one of these instead of a reply length, after
+ * writing a message (u32 length + UTF-8) to the buffer; troupe_error does
+ * both. */
+enum {
+    TROUPE_ERR_FAILED = -1,      /* the env/reward failed; instance kept      */
+    TROUPE_ERR_BAD_INPUT = -2,   /* the input could not be decoded            */
+    TROUPE_ERR_BAD_STATE = -3,   /* out of order (step before reset, …)       */
+    TROUPE_ERR_NO_MEMORY = -4,   /* buffer could not grow; instance discarded */
+    TROUPE_ERR_UNSUPPORTED = -5, /* the module does not implement this call   */
+    TROUPE_ERR_PANIC = -6        /* fatal internal error; instance discarded  */
+};
+
+/* First argument of troupe_open: what to create. */
+enum {
+    TROUPE_OPEN_DESCRIBE = 0, /* everything served, no params (inspect) */
+    TROUPE_OPEN_ENV = 1,
+    TROUPE_OPEN_REWARD = 2
+};
+
+/* Flag bits. */
+#define TROUPE_OBS_HAS_MASK 1u        /* observation record              */
+#define TROUPE_STEP_TERMINATED 1u     /* step result                     */
+#define TROUPE_STEP_TRUNCATED 2u
+#define TROUPE_STEP_HAS_REWARDS 4u
+#define TROUPE_EP_TERMINATED 1u       /* episode (score input)           */
+#define TROUPE_EP_TRUNCATED 2u
+#define TROUPE_EP_BUDGET_STOPPED 4u
+
+/* ---- exports the plugin defines (an env module: open, reset, step, state,
+ * close; a reward module: open, score; the rest are optional and must match
+ * the capabilities listed in the spec JSON) ---------------------------- */
+TROUPE_EXPORT("troupe_open") int32_t troupe_open(int32_t kind, int32_t params_len);
+TROUPE_EXPORT("troupe_reset") int32_t troupe_reset(int64_t seed);
+TROUPE_EXPORT("troupe_step") int32_t troupe_step(int32_t len);
+TROUPE_EXPORT("troupe_state") int32_t troupe_state(void);
+TROUPE_EXPORT("troupe_close") int32_t troupe_close(void);
+TROUPE_EXPORT("troupe_truncate") int32_t troupe_truncate(void);
+TROUPE_EXPORT("troupe_prompt") int32_t troupe_prompt(int32_t agent, int32_t decision);
+TROUPE_EXPORT("troupe_simulate") int32_t troupe_simulate(int32_t len);
+TROUPE_EXPORT("troupe_baseline") int32_t troupe_baseline(int32_t len);
+TROUPE_EXPORT("troupe_score") int32_t troupe_score(int32_t len);
+
+/* ---- the buffer (defined by TROUPE_PLUGIN_IMPLEMENTATION) ------------- */
+
+/* troupe_buf returns the buffer; troupe_buf_cap its capacity. */
+uint8_t *troupe_buf(void);
+uint32_t troupe_buf_cap(void);
+/* troupe_buf_reserve makes the capacity at least n bytes, keeping the
+ * first keep bytes; 0 on success, -1 if memory ran out. */
+int troupe_buf_reserve(uint32_t n, uint32_t keep);
+/* troupe_error writes msg as the error message and returns code. */
+int32_t troupe_error(int32_t code, const char *msg);
+
+/* ---- reader ----------------------------------------------------------- */
+
+/* A reader over the call's input (the first len bytes of the buffer). Any
+ * read past the end sets err and returns zero. */
+typedef struct {
+    const uint8_t *p;
+    uint32_t len, off;
+    int err;
+} troupe_reader;
+
+static inline troupe_reader troupe_input(int32_t len) {
+    troupe_reader r = {troupe_buf(), 0, 0, 0};
+    if (len < 0 || (uint32_t)len > troupe_buf_cap()) {
+        r.err = 1;
+    } else {
+        r.len = (uint32_t)len;
+    }
+    return r;
+}
+
+static inline const uint8_t *troupe__take(troupe_reader *r, uint32_t n) {
+    if (r->err || n > r->len - r->off) {
+        r->err = 1;
+        return NULL;
+    }
+    const uint8_t *q = r->p + r->off;
+    r->off += n;
+    return q;
+}
+
+static inline uint32_t troupe_get_u32(troupe_reader *r) {
+    uint32_t v = 0;
+    const uint8_t *q = troupe__take(r, 4);
+    if (q) memcpy(&v, q, 4); /* wasm32 is little-endian */
+    return v;
+}
+static inline int32_t troupe_get_i32(troupe_reader *r) { return (int32_t)troupe_get_u32(r); }
+static inline uint64_t troupe_get_u64(troupe_reader *r) {
+    uint64_t v = 0;
+    const uint8_t *q = troupe__take(r, 8);
+    if (q) memcpy(&v, q, 8);
+    return v;
+}
+static inline int64_t troupe_get_i64(troupe_reader *r) { return (int64_t)troupe_get_u64(r); }
+static inline double troupe_get_f64(troupe_reader *r) {
+    double v = 0;
+    const uint8_t *q = troupe__take(r, 8);
+    if (q) memcpy(&v, q, 8);
+    return v;
+}
+/* troupe_get_str returns a pointer to a length-prefixed string's bytes (not
+ * NUL-terminated) and its length; the pointer aliases the buffer. */
+static inline const char *troupe_get_str(troupe_reader *r, uint32_t *len) {
+    uint32_t n = troupe_get_u32(r);
+    const uint8_t *q = troupe__take(r, n);
+    *len = q ? n : 0;
+    return (const char *)q;
+}
+/* troupe_at_end reports whether every input byte was read without error. */
+static inline int troupe_at_end(const troupe_reader *r) { return !r->err && r->off == r->len; }
+
+/* One agent's part of the joint action (step input). text and backend
+ * alias the buffer. */
+typedef struct {
+    int32_t decision;
+    int64_t prompt_tokens, completion_tokens, latency_ns;
+    const char *backend;
+    uint32_t backend_len;
+    const char *text;
+    uint32_t text_len;
+} troupe_action;
+
+/* troupe_get_action reads one agent's action record. */
+static inline void troupe_get_action(troupe_reader *r, troupe_action *a) {
+    a->decision = troupe_get_i32(r);
+    a->prompt_tokens = troupe_get_i64(r);
+    a->completion_tokens = troupe_get_i64(r);
+    a->latency_ns = troupe_get_i64(r);
+    a->backend = troupe_get_str(r, &a->backend_len);
+    a->text = troupe_get_str(r, &a->text_len);
+}
+
+/* ---- writer ----------------------------------------------------------- */
+
+/* A writer that appends the reply to the buffer, growing it as needed. */
+typedef struct {
+    uint32_t len;
+    int err;
+} troupe_writer;
+
+static inline troupe_writer troupe_output(void) {
+    troupe_writer w = {0, 0};
+    return w;
+}
+
+static inline uint8_t *troupe__room(troupe_writer *w, uint32_t n) {
+    if (w->err) return NULL;
+    if (n > troupe_buf_cap() - w->len) {
+        uint32_t want = troupe_buf_cap() * 2;
+        if (want < w->len + n) want = w->len + n;
+        if (w->len + n < w->len || troupe_buf_reserve(want, w->len) != 0) {
+            w->err = 1;
+            return NULL;
+        }
+    }
+    uint8_t *q = troupe_buf() + w->len;
+    w->len += n;
+    return q;
+}
+
+static inline void troupe_put_u32(troupe_writer *w, uint32_t v) {
+    uint8_t *q = troupe__room(w, 4);
+    if (q) memcpy(q, &v, 4);
+}
+static inline void troupe_put_i32(troupe_writer *w, int32_t v) { troupe_put_u32(w, (uint32_t)v); }
+static inline void troupe_put_u64(troupe_writer *w, uint64_t v) {
+    uint8_t *q = troupe__room(w, 8);
+    if (q) memcpy(q, &v, 8);
+}
+static inline void troupe_put_f64(troupe_writer *w, double v) {
+    uint8_t *q = troupe__room(w, 8);
+    if (q) memcpy(q, &v, 8);
+}
+static inline void troupe_put_u8(troupe_writer *w, uint8_t v) {
+    uint8_t *q = troupe__room(w, 1);
+    if (q) *q = v;
+}
+/* troupe_put_raw writes n bytes without a length prefix. */
+static inline void troupe_put_raw(troupe_writer *w, const void *p, uint32_t n) {
+    uint8_t *q = troupe__room(w, n);
+    if (q && n) memcpy(q, p, n);
+}
+/* troupe_put_str writes a u32 length and the bytes. */
+static inline void troupe_put_str(troupe_writer *w, const char *s, uint32_t n) {
+    troupe_put_u32(w, n);
+    troupe_put_raw(w, s, n);
+}
+static inline void troupe_put_cstr(troupe_writer *w, const char *s) {
+    troupe_put_str(w, s, (uint32_t)strlen(s));
+}
+/* troupe_put_obs_header starts an observations block. */
+static inline void troupe_put_obs_header(troupe_writer *w, uint32_t agents, uint32_t obs_size,
+                                         uint32_t decisions) {
+    troupe_put_u32(w, agents);
+    troupe_put_u32(w, obs_size);
+    troupe_put_u32(w, decisions);
+}
+/* troupe_put_mask writes a mask as ceil(n/8) bytes, bit d of byte d/8. */
+static inline void troupe_put_mask(troupe_writer *w, const uint8_t *legal, uint32_t n) {
+    for (uint32_t k = 0; k < n; k += 8) {
+        uint8_t b = 0;
+        for (uint32_t j = 0; j < 8 && k + j < n; j++)
+            if (legal[k + j]) b |= (uint8_t)(1u << j);
+        troupe_put_u8(w, b);
+    }
+}
+/* troupe_finish returns the reply length, or TROUPE_ERR_NO_MEMORY. */
+static inline int32_t troupe_finish(troupe_writer *w) {
+    if (w->err) return troupe_error(TROUPE_ERR_NO_MEMORY, "reply does not fit in memory");
+    return (int32_t)w->len;
+}
+
+/* ---- implementation --------------------------------------------------- */
+#ifdef TROUPE_PLUGIN_IMPLEMENTATION
+
+#ifndef TROUPE_INITIAL_BUFFER
+#define TROUPE_INITIAL_BUFFER 65536u
+#endif
+
+/* {ptr, cap}: the descriptor whose address troupe_buffer returns. */
+static uint32_t troupe__desc[2];
+
+#ifndef TROUPE_NO_ABI_MARKER /* only for testing hosts */
+TROUPE_EXPORT("troupe_abi_v1") void troupe_abi_v1(void) {}
+#endif
+
+static int troupe__init(void) {
+    if (troupe__desc[0]) return 0;
+    uint8_t *p = (uint8_t *)malloc(TROUPE_INITIAL_BUFFER);
+    if (!p) return -1;
+    troupe__desc[0] = (uint32_t)(uintptr_t)p;
+    troupe__desc[1] = TROUPE_INITIAL_BUFFER;
+    return 0;
+}
+
+uint8_t *troupe_buf(void) {
+    troupe__init();
+    return (uint8_t *)(uintptr_t)troupe__desc[0];
+}
+
+uint32_t troupe_buf_cap(void) {
+    troupe__init();
+    return troupe__desc[1];
+}
+
+int troupe_buf_reserve(uint32_t n, uint32_t keep) {
+    if (troupe__init() != 0) return -1;
+    if (n <= troupe__desc[1]) return 0;
+    uint8_t *p = (uint8_t *)realloc((void *)(uintptr_t)troupe__desc[0], n);
+    if (!p) return -1;
+    (void)keep; /* realloc keeps everything */
+    troupe__desc[0] = (uint32_t)(uintptr_t)p;
+    troupe__desc[1] = n;
+    return 0;
+}
+
+TROUPE_EXPORT("troupe_buffer") uint32_t troupe_buffer(void) {
+    troupe__init();
+    return (uint32_t)(uintptr_t)troupe__desc;
+}
+
+TROUPE_EXPORT("troupe_buffer_grow") int32_t troupe_buffer_grow(int32_t min_cap) {
+    if (min_cap < 0 || troupe_buf_reserve((uint32_t)min_cap, 0) != 0)
+        return troupe_error(TROUPE_ERR_NO_MEMORY, "buffer cannot grow");
+    return 0;
+}
+
+int32_t troupe_error(int32_t code, const char *msg) {
+    uint32_t n = (uint32_t)strlen(msg);
+    if (troupe__init() != 0) return code;
+    if (n > troupe__desc[1] - 4) n = troupe__desc[1] - 4;
+    uint8_t *b = troupe_buf();
+    memcpy(b, &n, 4);
+    memcpy(b + 4, msg, n);
+    return code;
+}
+
+#endif /* TROUPE_PLUGIN_IMPLEMENTATION */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TROUPE_PLUGIN_H */
