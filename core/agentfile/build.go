@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	goruntime "runtime"
 
 	"github.com/troupe-dev/troupe/core"
@@ -40,7 +41,7 @@ func (c Config) ref(key, source string, params map[string]any, sb Sandbox, sha s
 	if r.Scheme != "builtin" && !filepath.IsAbs(r.Path) && c.Dir != "" {
 		r.Path = filepath.Join(c.Dir, r.Path)
 	}
-	r.Params, r.SHA256 = params, sha
+	r.Params, r.SHA256 = c.resolvePathParams(params), sha
 	r.Sandbox = core.Sandbox{MemoryLimitMiB: sb.MemoryLimitMiB, CallTimeout: sb.CallTimeout.Duration}
 	for _, d := range sb.ReadOnlyDirs {
 		if !filepath.IsAbs(d) && c.Dir != "" {
@@ -130,6 +131,28 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 	s.Eval = runtime.Eval{Episodes: c.Eval.Episodes, Seed: c.Eval.Seed, Sampled: c.Eval.Sampled, Policies: c.Eval.Policies}
 	b.Setup = s
 	return b, nil
+}
+
+// resolvePathParams returns params with relative paths made absolute
+// against the agentfile's directory. A param is a path when its name is
+// "dataset" or ends in "_dir", "_file" or "_path", and its value is a
+// non-empty string.
+func (c Config) resolvePathParams(params map[string]any) map[string]any {
+	if c.Dir == "" || len(params) == 0 {
+		return params
+	}
+	out := make(map[string]any, len(params))
+	for k, v := range params {
+		out[k] = v
+		s, ok := v.(string)
+		if !ok || s == "" || filepath.IsAbs(s) {
+			continue
+		}
+		if k == "dataset" || strings.HasSuffix(k, "_dir") || strings.HasSuffix(k, "_file") || strings.HasSuffix(k, "_path") {
+			out[k] = filepath.Join(c.Dir, s)
+		}
+	}
+	return out
 }
 
 func workers(n int) int {

@@ -162,3 +162,14 @@ func TestAgentLLM(t *testing.T) {
 	_, err = Load(write(t, good+"\n[[agents]]\ncount = 2\nllm = \"nope\"\n"))
 	wantErr(t, err, "agents.0.llm", 22)
 }
+
+func TestPathParamsResolved(t *testing.T) {
+	c := Config{Dir: "/proj"}
+	got := c.resolvePathParams(map[string]any{"corpus_dir": "rfcs", "dataset": "d.jsonl", "abs_dir": "/x", "name": "rfcs", "empty_dir": ""})
+	want := map[string]any{"corpus_dir": "/proj/rfcs", "dataset": "/proj/d.jsonl", "abs_dir": "/x", "name": "rfcs", "empty_dir": ""}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: got %v, want %v", k, got[k], v)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -72,6 +73,9 @@ type OpenAIConfig struct {
 	// max(BackoffMax, 60s).
 	BackoffBase time.Duration `toml:"backoff_base" json:"backoff_base,omitempty"`
 	BackoffMax  time.Duration `toml:"backoff_max" json:"backoff_max,omitempty"`
+	// Logger, if set, receives one Warn record per retry (endpoint,
+	// agent, attempt, status, delay, error); nil logs nothing.
+	Logger *slog.Logger `toml:"-" json:"-"`
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -190,6 +194,7 @@ func newTransport(n int) *http.Transport {
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          n,
 		MaxIdleConnsPerHost:   n,
+		MaxConnsPerHost:       n,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
@@ -217,6 +222,9 @@ func (b drainingBody) Close() error {
 }
 
 // String describes the backend without its key.
+// Name returns "openai", the backend's name in results.
+func (o *OpenAI) Name() string { return "openai" }
+
 func (o *OpenAI) String() string {
 	return fmt.Sprintf("openai(base_url=%s model=%s max_concurrency=%d)", o.cfg.BaseURL, o.cfg.Model, o.cfg.MaxConcurrency)
 }
@@ -360,7 +368,13 @@ func (o *OpenAI) Chat(ctx context.Context, req core.ChatRequest) (core.ChatRespo
 				Retryable: aerr.retryable, msg: o.redact(aerr.msg), cause: aerr.cause,
 			}
 		}
-		if err := sleepCtx(ctx, o.backoff(attempt, aerr.retryAfter)); err != nil {
+		delay := o.backoff(attempt, aerr.retryAfter)
+		if o.cfg.Logger != nil {
+			o.cfg.Logger.Warn("llm call retrying", "backend", BackendOpenAI, "endpoint", o.endpoint,
+				"agent", req.Agent, "decision", req.Decision, "attempt", attempt+1, "status", aerr.status,
+				"delay", delay, "error", o.redact(aerr.msg))
+		}
+		if err := sleepCtx(ctx, delay); err != nil {
 			cause := o.stopCause(callerCtx)
 			o.acc.RecordFailure(req.Agent, attempt)
 			return core.ChatResponse{}, &CallError{
@@ -388,6 +402,9 @@ func (o *OpenAI) attempt(ctx context.Context, oreq openai.ChatCompletionRequest,
 		return openai.ChatCompletionResponse{}, &attemptError{stage: "waiting for a concurrency slot"}
 	}
 	defer func() { <-o.sem }()
+	if ctx.Err() != nil { // select picks at random when both were ready
+		return openai.ChatCompletionResponse{}, &attemptError{stage: "waiting for a concurrency slot"}
+	}
 	if o.rpm != nil {
 		if err := o.rpm.Wait(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -398,7 +415,7 @@ func (o *OpenAI) attempt(ctx context.Context, oreq openai.ChatCompletionRequest,
 		}
 	}
 	if o.tpm != nil {
-		if err := sleepCtx(ctx, o.tpm.reserve(estimate)); err != nil {
+		if err := sleepCtx(ctx, o.tpm.reserve(estimate)); err != nil || ctx.Err() != nil {
 			o.tpm.adjust(-estimate)
 			return openai.ChatCompletionResponse{}, &attemptError{stage: "waiting for the tokens_per_minute limit"}
 		}

@@ -99,11 +99,10 @@ func NewKeyRequest(req core.ChatRequest) KeyRequest {
 	return k
 }
 
-// RequestKey returns the hex sha256 of the canonical JSON of req's keyed
-// fields (model, messages, max_tokens, temperature, stop, seed — in that
-// order, encoding/json encoding, prefixed by a format line). The model is
-// taken as given: set ChatRequest.Model, since a default model inside the
-// backend is invisible to the key.
+// RequestKey returns the hex sha256 of "troupe-llm-record-v1\n" followed
+// by the JSON (encoding/json, no spaces) of req's keyed fields in this
+// order: model, messages, max_tokens, temperature, stop, seed, with nil
+// slices written as []. The model is taken as given.
 func RequestKey(req core.ChatRequest) string {
 	b, err := json.Marshal(NewKeyRequest(req))
 	if err != nil {
@@ -118,7 +117,13 @@ func RequestKey(req core.ChatRequest) string {
 
 // NewRecorder returns a Recorder over inner storing files in dir. Record
 // and auto modes create dir if needed and need an inner backend; replay
-// mode needs dir to exist.
+// mode needs dir to exist and never calls inner, which may be nil.
+//
+// The key includes the model. A request with an empty Model is keyed with
+// the inner backend's default model when it has one (OpenAI.DefaultModel),
+// so recordings of different configured models never mix; a replaying
+// Recorder needs the same inner backend (it is not called) or requests
+// that name their model, else it misses with an error naming model "".
 func NewRecorder(inner core.LLM, dir string, mode RecordMode) (*Recorder, error) {
 	if dir == "" {
 		return nil, errors.New("recorder: empty directory")
@@ -164,6 +169,16 @@ func (r *Recorder) Stats() RecorderStats {
 func (r *Recorder) Path(key string) string { return filepath.Join(r.dir, key+".json") }
 
 // String names the recorder, its mode and directory.
+// Name returns "record:NAME", "replay:NAME" or "auto:NAME" after the mode
+// and the inner backend's name.
+func (r *Recorder) Name() string {
+	inner := "none"
+	if n, ok := r.inner.(interface{ Name() string }); ok {
+		inner = n.Name()
+	}
+	return string(r.mode) + ":" + inner
+}
+
 func (r *Recorder) String() string {
 	return fmt.Sprintf("recorder(mode=%s dir=%s inner=%v)", r.mode, r.dir, r.inner)
 }
@@ -180,6 +195,11 @@ func (r *Recorder) Close() error {
 // Replayed completions carry the recorded Usage with Backend
 // "replay:<original backend>"; fresh ones the inner backend's Usage.
 func (r *Recorder) Chat(ctx context.Context, req core.ChatRequest) (core.ChatResponse, error) {
+	if req.Model == "" {
+		if d, ok := r.inner.(interface{ DefaultModel() string }); ok {
+			req.Model = d.DefaultModel()
+		}
+	}
 	key := RequestKey(req)
 	if r.mode != ModeRecord {
 		rec, err := r.read(key)

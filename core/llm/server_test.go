@@ -1,8 +1,10 @@
 package llm
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -46,6 +48,13 @@ func (fs *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
 		return
 	}
+	// Read the whole body first: only then does the server notice a client
+	// that goes away (r.Context() is cancelled).
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	n := int(fs.count.Add(1))
 	fs.mu.Lock()
 	fs.times = append(fs.times, time.Now())

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/plugins/wasm"
+)
+
+// Every scaffold builds as generated, loads in the Wasm host and works;
+// troupe inspect describes it.
+func TestNewScaffoldsBuildAndLoad(t *testing.T) {
+	if _, err := exec.LookPath("clang"); err != nil {
+		t.Fatal("clang is needed for the C scaffolds (apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32)")
+	}
+	base := t.TempDir()
+	t.Setenv(wasm.CacheDirEnv, filepath.Join(base, "cache"))
+	type scaf struct{ kind, lang, name, dir string }
+	var all []scaf
+	for _, kind := range []string{"env", "reward"} {
+		for _, lang := range []string{"go", "c"} {
+			name := "my_" + kind + "_" + lang
+			all = append(all, scaf{kind, lang, name, filepath.Join(base, name)})
+		}
+	}
+	for _, s := range all {
+		code, out, errOut := troupe(t, "new", s.kind, s.name, "--lang", s.lang, "--dir", s.dir)
+		if code != 0 {
+			t.Fatalf("new %s %s: exit %d: %s", s.kind, s.lang, code, errOut)
+		}
+		if !strings.Contains(out, "build.sh") {
+			t.Errorf("new: output %q", out)
+		}
+	}
+	// Build all four at once.
+	var wg sync.WaitGroup
+	errs := make([]error, len(all))
+	for i, s := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command("sh", filepath.Join(s.dir, "build.sh"))
+			cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = &buildError{s.name, err, string(out)}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	for _, s := range all {
+		path := filepath.Join(s.dir, s.name+".wasm")
+		code, out, errOut := troupe(t, "inspect", path, "--json")
+		if code != 0 {
+			t.Fatalf("inspect %s: exit %d: %s", s.name, code, errOut)
+		}
+		var info wasm.Info
+		if err := json.Unmarshal([]byte(out), &info); err != nil || info.ABIVersion != 1 {
+			t.Fatalf("inspect %s: %v\n%s", s.name, err, out)
+		}
+		ref := core.SourceRef{Scheme: "wasm", Path: path}
+		if s.kind == "reward" {
+			if info.Reward == nil || info.Reward.Name != s.name {
+				t.Fatalf("inspect %s: reward %+v", s.name, info.Reward)
+			}
+			r, err := core.LoadReward(ctx, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, _, err := r.Score(&core.Episode{Metrics: map[string]float64{"makespan_s": 4, "reference_makespan_s": 6}})
+			if err != nil || c["speed"] != 1.5 {
+				t.Fatalf("%s: score %v %v", s.name, c, err)
+			}
+			continue
+		}
+		if info.Env == nil || info.Env.Name != s.name {
+			t.Fatalf("inspect %s: env %+v", s.name, info.Env)
+		}
+		src, err := core.LoadEnv(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := src.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.Reset(1); err != nil {
+			t.Fatal(err)
+		}
+		steps, ret := 0, 0.0
+		for {
+			res, err := env.Step([]core.Action{{Decision: 1}, {Decision: 1}})
+			if err != nil {
+				t.Fatalf("%s: step: %v", s.name, err)
+			}
+			steps++
+			ret += res.Rewards[0] + res.Rewards[1]
+			if res.Done() {
+				if !res.Terminated || res.Metrics["makespan_s"] != 3 || ret < 0.999 {
+					t.Fatalf("%s: final step %+v, return %v", s.name, res, ret)
+				}
+				break
+			}
+		}
+		env.Close()
+		src.Close()
+	}
+	// Text output of inspect.
+	code, out, _ := troupe(t, "inspect", filepath.Join(all[0].dir, all[0].name+".wasm"))
+	for _, want := range []string{"abi           v1 (this host speaks v1)", "decisions     wait, work", "env           my_env_go: 2 agents"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("inspect text lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+type buildError struct {
+	name string
+	err  error
+	out  string
+}
+
+func (e *buildError) Error() string {
+	return "building " + e.name + ": " + e.err.Error() + "\n" + e.out
+}
+
+func TestNewAndInspectUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"new", "thing", "x"}, exitUsage, "want a kind (env or reward) and a name"},
+		{[]string{"new", "env", "Bad-Name"}, exitUsage, `name "Bad-Name"`},
+		{[]string{"new", "env", "ok", "--lang", "rust"}, exitUsage, `--lang "rust": want go or c`},
+		{[]string{"new", "env", "ok", "--dir", t.TempDir()}, exitUsage, "already exists"},
+		{[]string{"new", "env", "ok", "--troupe-root", t.TempDir(), "--dir", filepath.Join(t.TempDir(), "x")}, exitUsage, "--troupe-root"},
+		{[]string{"inspect"}, exitUsage, "want exactly one module file"},
+		{[]string{"inspect", filepath.Join(t.TempDir(), "missing.wasm")}, exitUsage, "no such file"},
+	} {
+		code, _, errOut := troupe(t, c.args...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("troupe %v: exit %d, stderr %q; want %d and %q", c.args, code, errOut, c.code, c.want)
+		}
+	}
+}
