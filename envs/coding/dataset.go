@@ -154,4 +154,3 @@ func HumanEval() (*Dataset, error) {
 	}
 	return humanEvalDS, nil
 }
-

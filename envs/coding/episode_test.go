@@ -61,8 +61,10 @@ func playEpisode(t testing.TB, e *Env, seed uint64, pol policy) core.StepResult 
 
 // featurePolicy is the simple decentralized policy the env is calibrated
 // for: each agent, from its own features only, repairs its failing function
-// (up to maxRepairs tries), else runs the examples of its untested code,
-// else implements the next unclaimed function, else submits.
+// (while fewer than maxRepairs repairs were tried on it), else runs the
+// examples of its untested code, else implements the next unclaimed
+// function, else submits. Finishing its own function before claiming the
+// next one balances the load: an agent stuck repairing claims less.
 func featurePolicy(maxRepairs int) policy {
 	return func(obs []core.Observation) []int {
 		acts := make([]int, len(obs))
@@ -87,6 +89,9 @@ func featurePolicy(maxRepairs int) policy {
 		return acts
 	}
 }
+
+// policyRepairs is the repair bound of the calibrated feature policy.
+const policyRepairs = 3
 
 func baselinePolicy(t testing.TB, e *Env, name string) policy {
 	b, err := e.Baseline(name)

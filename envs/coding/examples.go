@@ -126,13 +126,13 @@ func matchParen(s string, open int) int {
 }
 
 // harnessTemplate runs the examples in order in the program's globals and
-// prints one line per example ("example N: ok", "example N: FAIL …",
-// "example N: ERROR …"), flushing each, then a summary; it exits 1 if any
-// failed. A value matches when it equals the evaluated expected text (floats
+// prints a line for each failure ("example N: FAIL …", "example N: ERROR
+// …") and, when verbose, for each success ("example N: ok"), flushing each,
+// then a summary; it exits 1 if any failed. A value matches when it equals the evaluated expected text (floats
 // within 1e-6 relative), or its repr equals the text, or what it printed
 // does.
 const harnessTemplate = `
-def __troupe_examples(cases):
+def __troupe_examples(cases, verbose):
     import io, sys, contextlib
     g = globals()
     failed = 0
@@ -151,7 +151,8 @@ def __troupe_examples(cases):
             print(head + "ERROR: " + src + "\n    " + type(e).__name__ + ": " + str(e)[:300], flush=True)
             continue
         if want == "":
-            print(head + "ok", flush=True)
+            if verbose:
+                print(head + "ok", flush=True)
             continue
         ok = False
         try:
@@ -169,7 +170,8 @@ def __troupe_examples(cases):
             except BaseException:
                 pass
         if ok:
-            print(head + "ok", flush=True)
+            if verbose:
+                print(head + "ok", flush=True)
         else:
             failed += 1
             try:
@@ -180,19 +182,24 @@ def __troupe_examples(cases):
     print("%%d of %%d examples passed" %% (len(cases) - failed, len(cases)), flush=True)
     sys.exit(1 if failed else 0)
 
-__troupe_examples(%s)
+__troupe_examples(%s, %s)
 `
 
 // Harness returns the Python code that runs the examples against the
-// functions defined before it.
-func Harness(examples []Example) string {
+// functions defined before it. It reports failures, like a test runner;
+// verbose adds a line for each example that passed.
+func Harness(examples []Example, verbose bool) string {
 	cases := make([][2]string, len(examples))
 	for i, e := range examples {
 		cases[i] = [2]string{e.Source, e.Want}
 	}
 	// A JSON array of strings is a valid Python literal.
 	b, _ := json.Marshal(cases)
-	return fmt.Sprintf(harnessTemplate, b)
+	v := "False"
+	if verbose {
+		v = "True"
+	}
+	return fmt.Sprintf(harnessTemplate, b, v)
 }
 
 // passedExamples returns the 1-based numbers of the examples a harness run

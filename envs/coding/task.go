@@ -66,7 +66,7 @@ func computeTask(sb *sandbox.Sandbox, t *Task, pool int) (*taskInfo, error) {
 	}
 	all := ExtractExamples(t.Prompt, t.EntryPoint)
 	if len(all) > 0 {
-		r, err := sb.Run(context.Background(), sandbox.Program{TaskID: t.TaskID, Code: t.Prompt + t.CanonicalSolution, Test: Harness(all)})
+		r, err := sb.Run(context.Background(), sandbox.Program{TaskID: t.TaskID, Code: t.Prompt + t.CanonicalSolution, Test: Harness(all, true)})
 		if err != nil {
 			return nil, fmt.Errorf("task %s: checking its examples: %w", t.TaskID, err)
 		}
@@ -77,7 +77,7 @@ func computeTask(sb *sandbox.Sandbox, t *Task, pool int) (*taskInfo, error) {
 			}
 		}
 	}
-	info.visible = Harness(info.examples)
+	info.visible = Harness(info.examples, false)
 	info.canonicalText = fence(t.CanonicalSolution)
 	info.refPromptTokens = requestTokens(implementRequest(t))
 	info.refCompletionTokens = ApproxTokens(info.canonicalText)

@@ -422,3 +422,39 @@ func BenchmarkRun(b *testing.B) {
 		}
 	})
 }
+
+func TestNamespaceFallback(t *testing.T) {
+	s := newTestSandbox(t, Config{})
+	s.refuseNS = true
+	r, err := s.Run(context.Background(), Program{Code: "print('still runs')\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || r.Stdout != "still runs\n" {
+		t.Fatalf("%+v", r)
+	}
+	iso := s.Isolation()
+	if iso.Namespaces || !strings.Contains(iso.Fallback, "refused") {
+		t.Fatalf("isolation after a refusal: %+v", iso)
+	}
+	// Later runs do not try again.
+	if _, err := s.Run(context.Background(), Program{Code: "pass\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Stats().Runs != 2 {
+		t.Fatalf("runs %d", s.Stats().Runs)
+	}
+	// A start that fails for another reason is an error, and does not
+	// disable namespaces.
+	bad := t.TempDir() + "/python"
+	if err := os.WriteFile(bad, []byte("#!/nonexistent/interpreter\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s2 := newTestSandbox(t, Config{Interpreter: []string{bad}, Limiter: LimiterPython})
+	if _, err := s2.Run(context.Background(), Program{Code: "pass\n"}); err == nil {
+		t.Fatal("an interpreter that cannot start must be an error")
+	}
+	if !s2.Isolation().Namespaces {
+		t.Fatal("an unrelated failure must not disable namespaces")
+	}
+}
