@@ -62,7 +62,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		fmt.Fprintln(stderr, "troupe inspect:", err)
 		var ae *wasm.ABIError
-		if errors.As(err, &ae) || errors.Is(err, os.ErrNotExist) {
+		if errors.As(err, &ae) || errors.Is(err, os.ErrNotExist) || errors.Is(err, wasm.ErrNotWasm) {
 			return exitUsage
 		}
 		return exitRuntime
@@ -108,7 +108,22 @@ func printInfo(w io.Writer, info wasm.Info) {
 	if r := info.Reward; r != nil {
 		row("reward", fmt.Sprintf("%s: components %s", r.Name, strings.Join(r.Components, ", ")))
 	}
-	row("imports", strings.Join(info.Imports, ", "))
+	// Imports, grouped by module.
+	var mods []string
+	byMod := map[string][]string{}
+	for _, imp := range info.Imports {
+		mod, name, _ := strings.Cut(imp, ".")
+		if byMod[mod] == nil {
+			mods = append(mods, mod)
+		}
+		byMod[mod] = append(byMod[mod], name)
+	}
+	if len(mods) == 0 {
+		row("imports", "none")
+	}
+	for _, mod := range mods {
+		row("imports", mod+": "+strings.Join(byMod[mod], ", "))
+	}
 }
 
 func sizeString(n int64) string {

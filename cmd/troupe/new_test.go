@@ -149,6 +149,7 @@ func TestNewAndInspectUsage(t *testing.T) {
 		{[]string{"new", "env", "ok", "--troupe-root", t.TempDir(), "--dir", filepath.Join(t.TempDir(), "x")}, exitUsage, "--troupe-root"},
 		{[]string{"inspect"}, exitUsage, "want exactly one module file"},
 		{[]string{"inspect", filepath.Join(t.TempDir(), "missing.wasm")}, exitUsage, "no such file"},
+		{[]string{"inspect", "new.go"}, exitUsage, "not a WebAssembly binary module"},
 	} {
 		code, _, errOut := troupe(t, c.args...)
 		if code != c.code || !strings.Contains(errOut, c.want) {

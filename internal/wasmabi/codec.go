@@ -92,8 +92,17 @@ func (r *Reader) Count(what string, minSize int) int {
 
 // Raw reads a u32 length and returns that many bytes, aliasing B.
 func (r *Reader) Raw(what string) []byte {
-	n := r.U32(what + " length")
-	if !r.need(int(min(n, math.MaxInt32)), what) {
+	if r.Err != nil {
+		return nil
+	}
+	if len(r.B)-r.Off < 4 {
+		r.Err = fmt.Errorf("at byte %d: length of %s needs 4 bytes, only %d left", r.Off, what, len(r.B)-r.Off)
+		return nil
+	}
+	n := binary.LittleEndian.Uint32(r.B[r.Off:])
+	r.Off += 4
+	if uint64(n) > uint64(len(r.B)-r.Off) {
+		r.Err = fmt.Errorf("at byte %d: %s needs %d bytes, only %d left", r.Off, what, n, len(r.B)-r.Off)
 		return nil
 	}
 	b := r.B[r.Off : r.Off+int(n) : r.Off+int(n)]
@@ -110,10 +119,11 @@ func (r *Reader) Str(what string) string {
 	return string(b)
 }
 
-// backend interns the usual backend names so that decoding them does not
-// allocate.
-func (r *Reader) backend() string {
-	b := r.Raw("backend")
+// backend reads a backend name, interned.
+func (r *Reader) backend() string { return internBackend(r.Raw("backend")) }
+
+// internBackend returns the usual backend names without allocating.
+func internBackend(b []byte) string {
 	switch string(b) {
 	case "":
 		return ""
@@ -198,25 +208,58 @@ func AppendActions(b []byte, actions []core.Action) []byte {
 }
 
 // DecodeActions decodes a joint action into dst (reused when large enough).
+// It reads with plain index arithmetic, which matters in a Go guest
+// compiled to Wasm, where every method call is expensive.
 func DecodeActions(b []byte, dst []core.Action) ([]core.Action, error) {
-	r := Reader{B: b}
-	n := r.Count("agent count", 36)
+	le := binary.LittleEndian
+	fail := func(off int, format string, args ...any) ([]core.Action, error) {
+		return dst[:0], fmt.Errorf("joint action: at byte %d: "+format, append([]any{off}, args...)...)
+	}
+	if len(b) < 4 {
+		return fail(0, "agent count needs 4 bytes, only %d left", len(b))
+	}
+	n := int(le.Uint32(b))
+	if uint64(n)*36 > uint64(len(b)-4) {
+		return fail(0, "agent count %d is more than the %d bytes left can hold", n, len(b)-4)
+	}
 	if cap(dst) < n {
 		dst = make([]core.Action, n)
 	}
 	dst = dst[:n]
-	for i := 0; i < n && r.Err == nil; i++ {
+	off := 4
+	for i := range dst {
+		if len(b)-off < 32 {
+			return fail(off, "agent %d: action needs 32 bytes, only %d left", i, len(b)-off)
+		}
+		r := b[off : off+32]
 		a := &dst[i]
-		a.Decision = int(r.I32("decision"))
-		a.Usage.PromptTokens = int(r.I64("prompt_tokens"))
-		a.Usage.CompletionTokens = int(r.I64("completion_tokens"))
-		a.Usage.Latency = time.Duration(r.I64("latency_ns"))
-		a.Usage.Backend = r.backend()
-		a.Text = r.Str("text")
+		a.Decision = int(int32(le.Uint32(r)))
+		a.Usage.PromptTokens = int(int64(le.Uint64(r[4:])))
+		a.Usage.CompletionTokens = int(int64(le.Uint64(r[12:])))
+		a.Usage.Latency = time.Duration(int64(le.Uint64(r[20:])))
+		bl := int(le.Uint32(r[28:]))
+		off += 32
+		if bl > len(b)-off {
+			return fail(off-4, "agent %d: backend length %d beyond the input", i, bl)
+		}
+		a.Usage.Backend = internBackend(b[off : off+bl])
+		off += bl
+		if len(b)-off < 4 {
+			return fail(off, "agent %d: text length needs 4 bytes", i)
+		}
+		tl := int(le.Uint32(b[off:]))
+		off += 4
+		if tl > len(b)-off {
+			return fail(off-4, "agent %d: text length %d beyond the input", i, tl)
+		}
+		a.Text = ""
+		if tl > 0 {
+			a.Text = string(b[off : off+tl])
+		}
+		off += tl
 	}
-	r.End("joint action")
-	if r.Err != nil {
-		return dst[:0], fmt.Errorf("joint action: %w", r.Err)
+	if off != len(b) {
+		return fail(off, "%d unexpected bytes at the end", len(b)-off)
 	}
 	return dst, nil
 }
@@ -324,44 +367,69 @@ func (r *Reader) Observations(sh Shape) []core.Observation {
 		r.Err = fmt.Errorf("at byte %d: %d observations of %d features do not fit in the %d bytes left", r.Off, n, obsSize, len(r.B)-r.Off)
 		return nil
 	}
+	// Plain index arithmetic from here: this is the host's hot path.
+	b, off := r.B, r.Off
+	le := binary.LittleEndian
+	fail := func(format string, args ...any) []core.Observation {
+		r.Err = fmt.Errorf("at byte %d: "+format, append([]any{off}, args...)...)
+		return nil
+	}
 	obs := make([]core.Observation, n)
-	feats := make([]float64, int(n)*int(obsSize))
+	fn := int(obsSize)
+	feats := make([]float64, int(n)*fn)
 	var masks []bool
-	mb := maskBytes(int(nd))
+	ndec := sh.Decisions
+	mb := maskBytes(ndec)
 	for i := range obs {
-		flags := r.U32("observation flags")
-		if flags&^obsHasMask != 0 && r.Err == nil {
-			r.Err = fmt.Errorf("at byte %d: agent %d: unknown observation flags %#x", r.Off-4, i, flags)
+		if len(b)-off < 4+8*fn {
+			return fail("agent %d: observation needs %d bytes, only %d left", i, 4+8*fn, len(b)-off)
 		}
-		if !r.need(8*int(obsSize), "features") {
-			return nil
+		flags := le.Uint32(b[off:])
+		if flags&^obsHasMask != 0 {
+			return fail("agent %d: unknown observation flags %#x", i, flags)
 		}
-		f := feats[i*int(obsSize) : (i+1)*int(obsSize) : (i+1)*int(obsSize)]
+		off += 4
+		f := feats[i*fn : (i+1)*fn : (i+1)*fn]
+		src := b[off : off+8*fn]
 		for k := range f {
-			f[k] = math.Float64frombits(binary.LittleEndian.Uint64(r.B[r.Off:]))
-			r.Off += 8
+			f[k] = math.Float64frombits(le.Uint64(src[8*k:]))
 		}
+		off += 8 * fn
 		obs[i].Features = f
 		if flags&obsHasMask != 0 {
-			if !r.need(mb, "mask") {
-				return nil
+			if len(b)-off < mb {
+				return fail("agent %d: mask needs %d bytes, only %d left", i, mb, len(b)-off)
 			}
 			if masks == nil {
-				masks = make([]bool, int(n)*int(nd))
+				masks = make([]bool, int(n)*ndec)
 			}
-			m := masks[i*int(nd) : (i+1)*int(nd) : (i+1)*int(nd)]
+			m := masks[i*ndec : (i+1)*ndec : (i+1)*ndec]
+			mbits := b[off : off+mb]
 			for d := range m {
-				m[d] = r.B[r.Off+d/8]&(1<<(d%8)) != 0
+				m[d] = mbits[d/8]&(1<<(d%8)) != 0
 			}
-			if int(nd)%8 != 0 && r.B[r.Off+mb-1]>>(int(nd)%8) != 0 {
-				r.Err = fmt.Errorf("at byte %d: agent %d: mask bits set beyond decision %d", r.Off+mb-1, i, nd-1)
-				return nil
+			if ndec%8 != 0 && mbits[mb-1]>>(ndec%8) != 0 {
+				off += mb - 1
+				return fail("agent %d: mask bits set beyond decision %d", i, ndec-1)
 			}
-			r.Off += mb
+			off += mb
 			obs[i].Mask = m
 		}
-		obs[i].Text = r.Str("observation text")
+		if len(b)-off < 4 {
+			return fail("agent %d: text length needs 4 bytes, only %d left", i, len(b)-off)
+		}
+		tl := int(le.Uint32(b[off:]))
+		off += 4
+		if tl > len(b)-off {
+			off -= 4
+			return fail("agent %d: text length %d beyond the %d bytes left", i, tl, len(b)-off-4)
+		}
+		if tl > 0 {
+			obs[i].Text = string(b[off : off+tl])
+		}
+		off += tl
 	}
+	r.Off = off
 	return obs
 }
 

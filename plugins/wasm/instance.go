@@ -15,6 +15,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/troupe-dev/troupe/internal/wasmabi"
+	"github.com/troupe-dev/troupe/internal/wasminstr"
 )
 
 // Function slots cached per instance.
@@ -61,12 +62,13 @@ type instance struct {
 	// call; it aliases guest memory.
 	buf []byte
 
-	// Per-call timeout: timer cancels ctx, which makes wazero close the
-	// module mid-call.
-	ctx     context.Context
-	cancel  context.CancelFunc
-	timer   *time.Timer
-	expired atomic.Bool
+	// Per-call timeout: the timer sets the interrupt global (instrumented
+	// modules) or cancels ctx, which makes wazero close the module mid-call.
+	interrupt api.MutableGlobal
+	ctx       context.Context
+	cancel    context.CancelFunc
+	timer     *time.Timer
+	expired   atomic.Bool
 
 	stdout, stderr *streamWriter
 	dead           error // set once the instance is discarded
@@ -97,8 +99,12 @@ func (m *module) instantiate(ctx context.Context) (in *instance, err error) {
 		}
 		cfg = cfg.WithFSConfig(fs)
 	}
+	if m.interruptible {
+		// Run _initialize ourselves, once the interrupt global exists.
+		cfg = cfg.WithStartFunctions()
+	}
 	ictx := ctx
-	if m.timeout > 0 {
+	if m.timeout > 0 && !m.interruptible {
 		var cancel context.CancelFunc
 		ictx, cancel = context.WithTimeout(ctx, m.timeout)
 		defer cancel()
@@ -117,12 +123,30 @@ func (m *module) instantiate(ctx context.Context) (in *instance, err error) {
 	for i, name := range fnNames {
 		in.fns[i] = mod.ExportedFunction(name)
 	}
-	if m.timeout > 0 {
+	in.ctx = context.Background()
+	switch {
+	case m.interruptible:
+		g, ok := mod.ExportedGlobal(wasminstr.GlobalName).(api.MutableGlobal)
+		if !ok {
+			in.shutdown()
+			return nil, &CallError{Module: m.name, Call: "instantiate", Reason: "instrumented module lacks its interrupt global", Discarded: true}
+		}
+		in.interrupt = g
+		if m.timeout > 0 {
+			in.timer = time.AfterFunc(time.Hour, func() { in.expired.Store(true); g.Set(1) })
+			in.timer.Stop()
+		}
+		if f := mod.ExportedFunction("_initialize"); f != nil {
+			if err := in.guarded(f); err != nil {
+				e := in.classify("initialize", err)
+				in.discard()
+				return nil, e
+			}
+		}
+	case m.timeout > 0:
 		in.ctx, in.cancel = context.WithCancel(context.Background())
 		in.timer = time.AfterFunc(time.Hour, func() { in.expired.Store(true); in.cancel() })
 		in.timer.Stop()
-	} else {
-		in.ctx = context.Background()
 	}
 	// Read the buffer descriptor's address.
 	bufFn := mod.ExportedFunction(wasmabi.ExportBuffer)

@@ -20,7 +20,14 @@
 // environment variables, a fake deterministic clock and random source, a
 // memory limit (core.Sandbox.MemoryLimitMiB, default 256) and a per-call
 // timeout (core.Sandbox.CallTimeout, default 5 s; a negative value disables
-// it, which saves about a microsecond per call, for trusted modules only).
+// it, for trusted modules only: a runaway call then never returns).
+// The timeout works by rewriting the module (internal/wasminstr): every
+// loop counts its iterations in a local and, every 16384 of them, leaves
+// native code (so the Go runtime can preempt it) and traps if the host has
+// raised an interrupt flag; this costs a few instructions per iteration,
+// far less than wazero's own WithCloseOnContextDone, which the host falls
+// back to for a module it cannot rewrite.
+//
 // A trap, exit, timeout or malformed reply makes the call return a
 // [*CallError] naming the module and the reason; the instance is closed and
 // the next Reset of the same env starts a fresh one. Guest stdout and
@@ -31,6 +38,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -197,11 +205,18 @@ func (l *Loader) LoadRewardFunc(ctx context.Context, ref core.SourceRef) (*Rewar
 	return r, nil
 }
 
-// readModule reads a module file and checks its pinned hash.
+// ErrNotWasm is returned (wrapped) for a file that is not a WebAssembly
+// binary module.
+var ErrNotWasm = errors.New("not a WebAssembly binary module (no \\0asm header)")
+
+// readModule reads a module file and checks its header and pinned hash.
 func readModule(path, pin string) ([]byte, error) {
 	bin, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("wasm module: %w", err)
+	}
+	if len(bin) < 8 || string(bin[:4]) != "\x00asm" {
+		return nil, fmt.Errorf("wasm module %s: %w", path, ErrNotWasm)
 	}
 	if pin != "" {
 		sum := sha256.Sum256(bin)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/internal/wasmabi"
+	"github.com/troupe-dev/troupe/internal/wasminstr"
 )
 
 // wasiModule is the only import module a plugin may use.
@@ -30,12 +31,19 @@ type module struct {
 	rt      wazero.Runtime
 	cm      wazero.CompiledModule
 	timeout time.Duration // <= 0: none
-	memMiB  int
-	roDirs  []string
-	log     *guestLog
+	// interruptible: compiled from an instrumented copy whose interrupt
+	// global stops it (else wazero's CloseOnContextDone does, if timeout).
+	interruptible bool
+	memMiB        int
+	roDirs        []string
+	log           *guestLog
 	// compileTime is how long CompileModule took (a cache hit is fast).
 	compileTime time.Duration
 }
+
+// instrument enables the cheap interrupt checks; tests turn it off to
+// exercise the fallback.
+var instrument = true
 
 // signature of an export: parameter and result types.
 type signature struct{ params, results []api.ValueType }
@@ -96,20 +104,28 @@ func (l *Loader) compile(ctx context.Context, ref core.SourceRef) (*module, erro
 	}
 	m.log = newGuestLog(l.opts.Logger, m.name, l.opts.LogLinesPerSecond)
 
-	cfg := wazero.NewRuntimeConfig().
-		WithCompilationCache(l.cache).
-		WithMemoryLimitPages(uint32(m.memMiB) * 16). // 64 KiB pages
-		WithCloseOnContextDone(m.timeout > 0)
-	m.rt = wazero.NewRuntimeWithConfig(ctx, cfg)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, m.rt); err != nil {
-		m.close(ctx)
-		return nil, fmt.Errorf("wasm module %s: WASI: %w", m.name, err)
+	// Compile a copy instrumented with cheap interrupt checks
+	// (internal/wasminstr), which also keep a long call from holding up the
+	// Go runtime's stop-the-world phases; if that fails, fall back to
+	// wazero's own, much slower, termination support when there is a
+	// timeout.
+	if instrument {
+		if ibin, ierr := wasminstr.Instrument(bin); ierr == nil {
+			m.rt = newRuntime(ctx, l, m.memMiB, false)
+			if err = m.compileBinary(ctx, l, ibin); err == nil {
+				m.interruptible = true
+			} else {
+				m.rt.Close(ctx)
+				l.logger().Warn("wasm: instrumented module does not compile; using slower termination checks", "module", m.name, "err", err)
+			}
+		} else {
+			l.logger().Warn("wasm: cannot instrument module; using slower termination checks", "module", m.name, "err", ierr)
+		}
 	}
-	l.compileMu.Lock()
-	t0 := time.Now()
-	m.cm, err = m.rt.CompileModule(ctx, bin)
-	m.compileTime = time.Since(t0)
-	l.compileMu.Unlock()
+	if !m.interruptible {
+		m.rt = newRuntime(ctx, l, m.memMiB, m.timeout > 0)
+		err = m.compileBinary(ctx, l, bin)
+	}
 	if err != nil {
 		m.close(ctx)
 		return nil, fmt.Errorf("wasm module %s: compile: %w", m.name, err)
@@ -119,6 +135,32 @@ func (l *Loader) compile(ctx context.Context, ref core.SourceRef) (*module, erro
 		return nil, err
 	}
 	return m, nil
+}
+
+func (m *module) compileBinary(ctx context.Context, l *Loader, bin []byte) error {
+	l.compileMu.Lock()
+	defer l.compileMu.Unlock()
+	t0 := time.Now()
+	cm, err := m.rt.CompileModule(ctx, bin)
+	m.compileTime = time.Since(t0)
+	m.cm = cm
+	return err
+}
+
+// newRuntime returns a runtime sharing the loader's compilation cache, with
+// the memory limit, wazero's termination on context cancellation if
+// closeOnDone, and WASI (whose clock and random source wazero fakes unless
+// a module config says otherwise).
+func newRuntime(ctx context.Context, l *Loader, memMiB int, closeOnDone bool) wazero.Runtime {
+	cfg := wazero.NewRuntimeConfig().
+		WithCompilationCache(l.cache).
+		WithMemoryLimitPages(uint32(memMiB) * 16). // 64 KiB pages
+		WithCloseOnContextDone(closeOnDone)
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	// Instantiating WASI in a fresh runtime fails only on a closed context,
+	// which the first instantiation of the plugin then reports.
+	wasi_snapshot_preview1.Instantiate(ctx, rt)
+	return rt
 }
 
 func (m *module) close(ctx context.Context) {

@@ -8,6 +8,7 @@
  *   FAULT_BADSPEC   open returns bytes that are not JSON
  *   FAULT_BADREPLY  step returns a reply whose observation count is wrong
  *   FAULT_GROW      step grows memory until memory.grow fails, then traps
+ *   FAULT_LOOP      step loops forever; with params "loop" so does open
  *   FAULT_ABIV2     exports troupe_abi_v2 instead of troupe_abi_v1
  *   FAULT_NOABI     exports no ABI marker at all
  *   FAULT_IMPORT    imports a function from a module other than WASI
@@ -30,9 +31,17 @@ static const char spec[] __attribute__((unused)) =
     "{\"abi\":1,\"env\":{\"name\":\"fault\",\"agents\":[\"a\"],\"obs_size\":1,"
     "\"decisions\":[{\"name\":\"go\"}],\"state_size\":0}}";
 
+static volatile int forever __attribute__((unused)) = 1;
+
 int32_t troupe_open(int32_t kind, int32_t len) {
     (void)kind;
+#if defined(FAULT_LOOP)
+    if (len >= 6 && memcmp(troupe_buf(), "\"loop\"", 6) == 0)
+        while (forever) {
+        }
+#else
     (void)len;
+#endif
     troupe_writer w = troupe_output();
 #if defined(FAULT_BADSPEC)
     troupe_put_raw(&w, "{not json at all", 16);
@@ -75,6 +84,10 @@ int32_t troupe_step(int32_t len) {
     }
 #elif defined(FAULT_IMPORT)
     return host_secret();
+#elif defined(FAULT_LOOP)
+    while (forever) {
+    }
+    return 0;
 #else
     troupe_writer w = troupe_output();
     troupe_put_u32(&w, TROUPE_STEP_TERMINATED);
