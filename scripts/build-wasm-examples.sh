@@ -3,6 +3,7 @@
 #   notes.wasm   examples/wasm-go-env (Go, through sdk/wasmguest)
 #   lbf.wasm     examples/wasm-lbf    (Go, the built-in LBF env; if present)
 #   matrix.wasm  examples/c-matrix    (C, against sdk/troupe_plugin.h)
+#   lbf_c.wasm   examples/c-lbf       (C, the LBF env ported from envs/lbf)
 #
 # Usage: scripts/build-wasm-examples.sh [OUTDIR]   (default: bin/wasm)
 #
@@ -50,4 +51,7 @@ fi
 echo "clang examples/c-matrix/matrix.c -> $out/matrix.wasm"
 "$CC" --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Werror \
 	-I sdk -o "$out/matrix.wasm" examples/c-matrix/matrix.c
+echo "clang examples/c-lbf/lbf.c -> $out/lbf_c.wasm"
+"$CC" --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Werror \
+	-I sdk -o "$out/lbf_c.wasm" examples/c-lbf/lbf.c
 echo "built into $out"

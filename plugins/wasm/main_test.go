@@ -93,6 +93,8 @@ func buildModules(dir string) error {
 	sdk := filepath.Join(root, "sdk")
 	jobs = append(jobs, job{"matrix.wasm", exec.Command("clang", "--target=wasm32-wasi", "-mexec-model=reactor", "-O2", "-Wall", "-Werror",
 		"-I", sdk, "-o", filepath.Join(dir, "matrix.wasm"), filepath.Join(root, "examples", "c-matrix", "matrix.c"))})
+	jobs = append(jobs, job{"lbf_c.wasm", exec.Command("clang", "--target=wasm32-wasi", "-mexec-model=reactor", "-O2", "-Wall", "-Werror",
+		"-I", sdk, "-o", filepath.Join(dir, "lbf_c.wasm"), filepath.Join(root, "examples", "c-lbf", "lbf.c"))})
 	for _, f := range cFaults {
 		out := "fault_" + strings.ToLower(f) + ".wasm"
 		jobs = append(jobs, job{out, exec.Command("clang", "--target=wasm32-wasi", "-mexec-model=reactor", "-O2", "-Wall", "-Werror",
