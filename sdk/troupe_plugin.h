@@ -7,14 +7,23 @@
  * defines TROUPE_PLUGIN_IMPLEMENTATION before including it) the ABI marker,
  * the guest-owned buffer and its two exports.
  *
- * Build a plugin with Debian's clang, lld and wasi-libc:
+ * Build a plugin with Debian's clang, lld and wasi-libc (-I names the
+ * directory holding this header; from the repository root, sdk):
  *
  *   clang --target=wasm32-wasi -mexec-model=reactor -O2 \
- *         -o plugin.wasm plugin.c
+ *         -I sdk -o plugin.wasm plugin.c
+ *
+ * The ABI needs wasm32 (32-bit linear memory); a wasm64 build is refused
+ * below. The same source also builds natively (any pointer size), for
+ * testing a plugin's logic with an ordinary C harness that calls the export
+ * functions directly: TROUPE_EXPORT then expands to nothing and the helpers
+ * keep the buffer as a real pointer (the 32-bit descriptor that
+ * troupe_buffer returns is for the Wasm host only).
  *
  * The reader reads the call's input from the buffer and the writer writes
  * the reply over it, growing it if needed (which may move it): read all the
- * input you need, or copy it, before you start writing.
+ * input you need, or copy it, before you start writing. Every reader and
+ * writer call checks bounds.
  */
 #ifndef TROUPE_PLUGIN_H
 #define TROUPE_PLUGIN_H
@@ -30,8 +39,17 @@ extern "C" {
 
 #define TROUPE_ABI_VERSION 1
 
-/* Marks a function as a Wasm export of the given name. */
+#if defined(__wasm64__) || (defined(__wasm__) && UINTPTR_MAX != 0xffffffffu)
+#error "troupe ABI v1 needs wasm32 (32-bit linear memory): build with --target=wasm32-wasi"
+#endif
+
+/* Marks a function as a Wasm export of the given name (nothing in a native
+ * build). */
+#if defined(__wasm__)
 #define TROUPE_EXPORT(name) __attribute__((export_name(name)))
+#else
+#define TROUPE_EXPORT(name)
+#endif
 
 /* Error codes: a call returns one of these instead of a reply length, after
  * writing a message (u32 length + UTF-8) to the buffer; troupe_error does
@@ -65,6 +83,8 @@ enum {
  * close; a reward module: open, score; the rest are optional and must match
  * the capabilities listed in the spec JSON) ---------------------------- */
 TROUPE_EXPORT("troupe_open") int32_t troupe_open(int32_t kind, int32_t params_len);
+/* seed carries the bit pattern of the host's uint64 seed (seeds >= 2^63
+ * arrive negative): use (uint64_t)seed. */
 TROUPE_EXPORT("troupe_reset") int32_t troupe_reset(int64_t seed);
 TROUPE_EXPORT("troupe_step") int32_t troupe_step(int32_t len);
 TROUPE_EXPORT("troupe_state") int32_t troupe_state(void);
@@ -255,25 +275,35 @@ static inline int32_t troupe_finish(troupe_writer *w) {
 #define TROUPE_INITIAL_BUFFER 65536u
 #endif
 
-/* {ptr, cap}: the descriptor whose address troupe_buffer returns. */
+/* The buffer is kept as a pointer, troupe__ptr, for the helpers, and
+ * mirrored in {ptr, cap}, the descriptor whose address troupe_buffer returns
+ * and which the host reads. On wasm32 a pointer is the 32-bit address the
+ * host reads; in a native build desc[0] is never used, so truncating a
+ * 64-bit pointer there is harmless. */
+static uint8_t *troupe__ptr;
 static uint32_t troupe__desc[2];
 
 #ifndef TROUPE_NO_ABI_MARKER /* only for testing hosts */
 TROUPE_EXPORT("troupe_abi_v1") void troupe_abi_v1(void) {}
 #endif
 
+static void troupe__set(uint8_t *p, uint32_t cap) {
+    troupe__ptr = p;
+    troupe__desc[0] = (uint32_t)(uintptr_t)p;
+    troupe__desc[1] = cap;
+}
+
 static int troupe__init(void) {
-    if (troupe__desc[0]) return 0;
+    if (troupe__ptr) return 0;
     uint8_t *p = (uint8_t *)malloc(TROUPE_INITIAL_BUFFER);
     if (!p) return -1;
-    troupe__desc[0] = (uint32_t)(uintptr_t)p;
-    troupe__desc[1] = TROUPE_INITIAL_BUFFER;
+    troupe__set(p, TROUPE_INITIAL_BUFFER);
     return 0;
 }
 
 uint8_t *troupe_buf(void) {
     troupe__init();
-    return (uint8_t *)(uintptr_t)troupe__desc[0];
+    return troupe__ptr;
 }
 
 uint32_t troupe_buf_cap(void) {
@@ -284,17 +314,22 @@ uint32_t troupe_buf_cap(void) {
 int troupe_buf_reserve(uint32_t n, uint32_t keep) {
     if (troupe__init() != 0) return -1;
     if (n <= troupe__desc[1]) return 0;
-    uint8_t *p = (uint8_t *)realloc((void *)(uintptr_t)troupe__desc[0], n);
+    uint8_t *p = (uint8_t *)realloc(troupe__ptr, n);
     if (!p) return -1;
     (void)keep; /* realloc keeps everything */
-    troupe__desc[0] = (uint32_t)(uintptr_t)p;
-    troupe__desc[1] = n;
+    troupe__set(p, n);
     return 0;
 }
 
+/* troupe_buffer returns the descriptor's address: a wasm32 address for the
+ * host; 0 in a native build whose addresses do not fit in 32 bits. */
 TROUPE_EXPORT("troupe_buffer") uint32_t troupe_buffer(void) {
     troupe__init();
+#if UINTPTR_MAX == 0xffffffffu
     return (uint32_t)(uintptr_t)troupe__desc;
+#else
+    return 0;
+#endif
 }
 
 TROUPE_EXPORT("troupe_buffer_grow") int32_t troupe_buffer_grow(int32_t min_cap) {
