@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/troupe-dev/troupe/rewards/consistency"
 )
 
 // shipped holds the RFCs the project ships (see corpus/README.md or the
@@ -205,7 +207,7 @@ func ParseRFC(name, src string) (RFC, error) {
 			}
 			continue
 		}
-		if ch, n, ok := opensFence(t); ok && len(ln)-len(t) <= 3 {
+		if ch, n, ok := consistency.FenceOpen(t); ok && len(ln)-len(t) <= 3 {
 			inFence, fch, fn = true, ch, n
 			continue
 		}
@@ -369,7 +371,7 @@ func clampLevels(src string) string {
 			inFence = !closesFence(t, fch, fn)
 			continue
 		}
-		if ch, n, ok := opensFence(t); ok {
+		if ch, n, ok := consistency.FenceOpen(t); ok {
 			inFence, fch, fn = true, ch, n
 			continue
 		}
@@ -413,33 +415,14 @@ func relevel(ln string, hs []srcHeading, i, shift int) string {
 // Names match as the consistency check matches them: ignoring case,
 // punctuation, inline Markdown, hyphens versus spaces and a plural "s".
 func sectionIndex(text string) int {
-	t := normHeading(text)
+	t := consistency.NormalizeHeading(text)
 	for k, s := range TemplateSections {
-		n := normHeading(s)
+		n := consistency.NormalizeHeading(s)
 		if t == n || t == n+"s" || t+"s" == n {
 			return k
 		}
 	}
 	return -1
-}
-
-// normHeading folds a heading to lower-case letters and single spaces.
-func normHeading(s string) string {
-	var b strings.Builder
-	space := true
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case unicode.IsLetter(r):
-			b.WriteRune(r)
-			space = false
-		case r == '-' || r == '_' || unicode.IsSpace(r):
-			if !space {
-				b.WriteByte(' ')
-				space = true
-			}
-		}
-	}
-	return strings.TrimSpace(b.String())
 }
 
 // titleFromName turns "2645-transparent-unions" into
@@ -510,7 +493,7 @@ func canonicalLines(src string) []string {
 			prevPara, paraLen = false, 0
 			continue
 		}
-		if ch, n, ok := opensFence(t); ok {
+		if ch, n, ok := consistency.FenceOpen(t); ok {
 			inFence, fch, fn = true, ch, n
 			out = append(out, ln)
 			prevPara, paraLen = false, 0
@@ -579,24 +562,6 @@ func anchorRef(t string) bool {
 		return false
 	}
 	return strings.HasPrefix(strings.TrimSpace(t[j+2:]), "#")
-}
-
-// opensFence reports whether t opens a fenced code block.
-func opensFence(t string) (ch byte, n int, ok bool) {
-	if len(t) < 3 || (t[0] != '`' && t[0] != '~') {
-		return 0, 0, false
-	}
-	ch = t[0]
-	for n < len(t) && t[n] == ch {
-		n++
-	}
-	if n < 3 {
-		return 0, 0, false
-	}
-	if ch == '`' && strings.IndexByte(t[n:], '`') >= 0 {
-		return 0, 0, false
-	}
-	return ch, n, true
 }
 
 // closesFence reports whether t closes a fence of ch with ≥ n characters.

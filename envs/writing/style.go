@@ -185,7 +185,7 @@ func slipHeading(src string, slip slipKind, alt int) string {
 			inFence = !closesFence(t, fch, fn)
 			continue
 		}
-		if ch, n, ok := opensFence(t); ok {
+		if ch, n, ok := consistency.FenceOpen(t); ok {
 			inFence, fch, fn = true, ch, n
 			continue
 		}
@@ -245,7 +245,7 @@ func outline(text string) []OutlineHeading {
 			prevPara = false
 			continue
 		}
-		if ch, n, ok := opensFence(t); ok && ind <= 3 {
+		if ch, n, ok := consistency.FenceOpen(t); ok && ind <= 3 {
 			inFence, fch, fn = true, ch, n
 			prevPara = false
 			continue

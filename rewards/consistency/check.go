@@ -147,8 +147,9 @@ func Check(doc []byte) Report {
 	return Options{}.Check(doc)
 }
 
-// normalizedName folds a heading or section name for matching.
-func normalizedName(plain string) string {
+// NormalizeHeading folds a heading or section name for matching: lower
+// case, letters only, runs of spaces, hyphens and underscores as one space.
+func NormalizeHeading(plain string) string {
 	var sb strings.Builder
 	space := true
 	for _, r := range strings.ToLower(plain) {
@@ -175,7 +176,7 @@ type sectionMatcher struct {
 func newSectionMatcher(sections []string) *sectionMatcher {
 	m := &sectionMatcher{names: make(map[string]int, 2*len(sections))}
 	for i, s := range sections {
-		n := normalizedName(s)
+		n := NormalizeHeading(s)
 		m.names[n] = i
 		if strings.HasSuffix(n, "s") {
 			m.names[strings.TrimSuffix(n, "s")] = i
@@ -190,7 +191,7 @@ func (m *sectionMatcher) index(text string) int {
 	if len(text) > 200 {
 		return -1
 	}
-	n := normalizedName(m.strip.plain(text, nil))
+	n := NormalizeHeading(m.strip.plain(text, nil))
 	if i, ok := m.names[n]; ok {
 		return i
 	}

@@ -115,9 +115,9 @@ func isBlank(s string) bool {
 	return true
 }
 
-// fenceOpen reports whether t (already stripped of indentation) opens a
-// fenced code block, returning the fence character and run length.
-func fenceOpen(t string) (ch byte, n int, ok bool) {
+// FenceOpen reports whether t (already stripped of indentation) opens a
+// fenced code block (three or more backticks or tildes), returning the fence character and run length.
+func FenceOpen(t string) (ch byte, n int, ok bool) {
 	if len(t) < 3 || (t[0] != '`' && t[0] != '~') {
 		return 0, 0, false
 	}
@@ -392,7 +392,7 @@ func parse(src string, sectionOf func(text string) int) *doc {
 		}
 		rel := cols - base
 		if rel <= 3 {
-			if ch, n, ok := fenceOpen(t); ok {
+			if ch, n, ok := FenceOpen(t); ok {
 				inFence, fenceCh, fenceN = true, ch, n
 				style := CodeBacktick
 				if ch == '~' {
