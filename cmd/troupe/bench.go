@@ -35,17 +35,24 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			o.Sections = append(o.Sections, strings.TrimSpace(s))
 		}
 	}
-	rep, err := bench.Run(ctx, o)
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(stderr, "troupe: bench interrupted")
-			return exitRuntime
+	rep, runErr := bench.Run(ctx, o)
+	if errors.Is(runErr, bench.ErrUnknownSection) {
+		fmt.Fprintf(stderr, "troupe: bench: %v\n", runErr)
+		return exitUsage
+	}
+	// On a failure or Ctrl-C the report holds what was measured so far;
+	// print it before the error.
+	code := exitOK
+	defer func() {
+		switch {
+		case errors.Is(runErr, context.Canceled):
+			fmt.Fprintln(stderr, "troupe: bench interrupted; the report above is partial")
+		case runErr != nil:
+			fmt.Fprintf(stderr, "troupe: bench: %v\n", runErr)
 		}
-		fmt.Fprintf(stderr, "troupe: bench: %v\n", err)
-		if errors.Is(err, bench.ErrUnknownSection) {
-			return exitUsage
-		}
-		return exitRuntime
+	}()
+	if runErr != nil {
+		code = exitRuntime
 	}
 	js, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -63,11 +70,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if _, err := stdout.Write(js); err != nil {
 			return exitRuntime
 		}
-		return exitOK
+		return code
 	}
 	if err := rep.WriteTable(stdout); err != nil {
 		fmt.Fprintf(stderr, "troupe: %v\n", err)
 		return exitRuntime
 	}
-	return exitOK
+	return code
 }

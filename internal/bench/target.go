@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/troupe-dev/troupe/core/agentfile"
+	"github.com/troupe-dev/troupe/core/runtime"
+)
+
+// The writing targets (DESIGN.md §7), judged on evaluation seeds.
+const (
+	TargetConsistency = 0.987
+	TargetSpeedup     = 3.0
+)
+
+// TargetPoint is one evaluation during the time-to-target run.
+type TargetPoint struct {
+	Iteration   int     `json:"iteration"`
+	TrainWallS  float64 `json:"train_wall_s"`
+	Consistency float64 `json:"consistency"`
+	Speedup     float64 `json:"speedup"`
+	Episodes    int     `json:"episodes"`
+}
+
+// TargetResult is the time-to-target section.
+type TargetResult struct {
+	Agentfile         string  `json:"agentfile"`
+	TargetConsistency float64 `json:"target_consistency"`
+	TargetSpeedup     float64 `json:"target_speedup"`
+	Workers           int     `json:"workers"`
+	MaxIterations     int     `json:"max_iterations"`
+	EvalEvery         int     `json:"eval_every"`
+	EvalEpisodes      int     `json:"eval_episodes"`
+	EvalSeed          uint64  `json:"eval_seed"`
+	// Reached says whether both targets were met; Iterations is the
+	// iteration at which they first were (or the last one run).
+	Reached    bool `json:"reached"`
+	Iterations int  `json:"iterations"`
+	// TrainWallS is what `troupe train` would have spent to get there:
+	// building the setup and the trainer plus the iterations; EvalWallS
+	// is the suite's own evaluations (not part of training), TotalWallS
+	// both.
+	TrainWallS  float64       `json:"train_wall_s"`
+	EvalWallS   float64       `json:"eval_wall_s"`
+	TotalWallS  float64       `json:"total_wall_s"`
+	Consistency float64       `json:"consistency"`
+	Speedup     float64       `json:"speedup"`
+	History     []TargetPoint `json:"history"`
+	// Confirm re-evaluates the policy that met the targets on the
+	// agentfile's own [eval] episodes, as `troupe train` ends.
+	Confirm *TargetPoint `json:"confirm,omitempty"`
+	Load1   float64      `json:"load1"`
+}
+
+// TargetOptions configure MeasureTimeToTarget.
+type TargetOptions struct {
+	EvalEvery    int // iterations between evaluations (≥ 1)
+	EvalEpisodes int // evaluation seeds per evaluation
+	// MaxIterations stops the run (0: the agentfile's train.iterations).
+	MaxIterations int
+	// Confirm re-evaluates on the agentfile's [eval] episodes at the end.
+	Confirm bool
+	// Progress, if set, sees every evaluation.
+	Progress func(TargetPoint)
+}
+
+// MeasureTimeToTarget trains on the agentfile at path as `troupe train`
+// does (core/agentfile Load + Build, runtime.Trainer), evaluating the
+// greedy policy every EvalEvery iterations on EvalEpisodes evaluation
+// seeds, and stops at the first evaluation where consistency ≥
+// TargetConsistency and speedup (single_agent makespan ÷ the policy's, on
+// the same seeds) ≥ TargetSpeedup.
+func MeasureTimeToTarget(ctx context.Context, path string, to TargetOptions) (r TargetResult, err error) {
+	r = TargetResult{Agentfile: path, TargetConsistency: TargetConsistency, TargetSpeedup: TargetSpeedup,
+		EvalEvery: max(1, to.EvalEvery), EvalEpisodes: to.EvalEpisodes, Load1: load1()}
+	began := time.Now()
+	var evalTime time.Duration
+	defer func() {
+		r.TotalWallS = time.Since(began).Seconds()
+		r.EvalWallS = evalTime.Seconds()
+		r.TrainWallS = r.TotalWallS - r.EvalWallS
+	}()
+	cfg, err := agentfile.Load(path)
+	if err != nil {
+		return r, err
+	}
+	built, err := cfg.Build(ctx)
+	if err != nil {
+		return r, err
+	}
+	defer built.Close()
+	s := built.Setup
+	s.Logger = quietLogger()
+	tr, err := runtime.NewTrainer(s)
+	if err != nil {
+		return r, err
+	}
+	defer tr.Close()
+	r.Workers = s.Train.Workers
+	r.EvalSeed = s.Eval.Seed
+	r.MaxIterations = s.Train.Iterations
+	if to.MaxIterations > 0 {
+		r.MaxIterations = to.MaxIterations
+	}
+	eval := func(policies []string, episodes int) (runtime.EvalReport, error) {
+		t0 := time.Now()
+		defer func() { evalTime += time.Since(t0) }()
+		e := s.Eval
+		e.Episodes, e.Policies = episodes, policies
+		return runtime.Evaluate(ctx, s, tr.Policy(), e)
+	}
+	ref, err := eval([]string{"single_agent"}, r.EvalEpisodes)
+	if err != nil {
+		return r, fmt.Errorf("evaluating single_agent: %w", err)
+	}
+	refMakespan := ref.Policies["single_agent"].MakespanS
+	if refMakespan <= 0 {
+		return r, errors.New("single_agent has no makespan; is this the writing env?")
+	}
+	// Evaluate the initial policy too: iteration 0 says whether training
+	// was needed at all.
+	for {
+		it := tr.Iteration()
+		if it == 0 || it%r.EvalEvery == 0 || it == r.MaxIterations {
+			rep, err := eval([]string{"grpo"}, r.EvalEpisodes)
+			if err != nil {
+				return r, err
+			}
+			g := rep.Policies["grpo"]
+			p := TargetPoint{Iteration: it, TrainWallS: time.Since(began).Seconds() - evalTime.Seconds(),
+				Consistency: g.Metrics["consistency"], Episodes: r.EvalEpisodes}
+			if g.MakespanS > 0 {
+				p.Speedup = refMakespan / g.MakespanS
+			}
+			r.History = append(r.History, p)
+			r.Iterations, r.Consistency, r.Speedup = it, p.Consistency, p.Speedup
+			if to.Progress != nil {
+				to.Progress(p)
+			}
+			if p.Consistency >= TargetConsistency && p.Speedup >= TargetSpeedup {
+				r.Reached = true
+				break
+			}
+		}
+		if it >= r.MaxIterations {
+			break
+		}
+		if _, _, err := tr.Step(ctx); err != nil {
+			return r, err
+		}
+	}
+	if to.Confirm && s.Eval.Episodes > 0 {
+		rep, err := eval([]string{"grpo", "single_agent"}, s.Eval.Episodes)
+		if err != nil {
+			return r, fmt.Errorf("confirming: %w", err)
+		}
+		g := rep.Policies["grpo"]
+		r.Confirm = &TargetPoint{Iteration: r.Iterations, Consistency: g.Metrics["consistency"], Speedup: g.Speedup, Episodes: s.Eval.Episodes}
+	}
+	return r, nil
+}
+
+func runTarget(ctx context.Context, o *Options, repo Repo) (TargetResult, error) {
+	timeout := o.TargetTimeout
+	if timeout <= 0 {
+		timeout = 15 * time.Minute
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r, err := MeasureTimeToTarget(tctx, filepath.Join(repo.Root, "agentfile.toml"), TargetOptions{
+		EvalEvery: 1, EvalEpisodes: 50, Confirm: true,
+		Progress: func(p TargetPoint) {
+			o.logf("time to target: iteration %d, %.0f s training: consistency %.4f, speedup %.2f", p.Iteration, p.TrainWallS, p.Consistency, p.Speedup)
+		},
+	})
+	r.Agentfile = "agentfile.toml"
+	if err != nil && ctx.Err() == nil && tctx.Err() != nil {
+		// The suite's own time limit: report how far it got.
+		return r, nil
+	}
+	if r.Confirm != nil {
+		o.logf("time to target: confirmed on %d eval seeds: consistency %.4f, speedup %.2f", r.Confirm.Episodes, r.Confirm.Consistency, r.Confirm.Speedup)
+	}
+	return r, err
+}

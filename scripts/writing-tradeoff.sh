@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Trains the default writing project at several speed weights and prints, for each,
+# the trained policy's held-out evaluation (sim LLM). Used for BENCHMARKS.md.
+#   scripts/writing-tradeoff.sh [OUTDIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-runs/tradeoff}
+mkdir -p "$out"
+go build -o "$out/troupe" ./cmd/troupe
+printf '%-8s %-8s %12s %12s %9s %9s\n' speed cost consistency speedup tokens reward
+for wc in "0 0.1" "0.5 0.1" "2 0.1" "0.5 1"; do
+  set -- $wc; w=$1; c=$2
+  {
+    d="$out/speed-$w-cost-$c"
+    "$out/troupe" train --out "$d" --no-eval --set reward.weights.speed=$w --set reward.weights.cost=$c >/dev/null 2>"$d.log" || { cat "$d.log"; exit 1; }
+    "$out/troupe" eval --policy "$d/policy.safetensors" --set reward.weights.speed=$w --set reward.weights.cost=$c --json >"$d.eval.json" 2>>"$d.log"
+    python3 - "$d.eval.json" "$w" "$c" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["policies"]["grpo"]
+print(f'{sys.argv[2]:<8} {sys.argv[3]:<8} {r["metrics"]["consistency"]:12.4f} {r["speedup"]:12.2f} {r["tokens"]:9.0f} {r["reward"]:9.4f}')
+PY
+  }
+done
