@@ -141,7 +141,7 @@ awk -F'\t' '
   END {
     anchor["climbing"] = "175 (optimum 275)"; anchor["penalty"] = "50 (optimum 250)"; anchor["lbf"] = "1.00 after 20M steps (here: ≥ 0.95 within 2M)"
     thrname["climbing"] = "175"; thrname["penalty"] = "50"; thrname["lbf"] = "0.95"
-    print "| task | anchor (IPPO/MAPPO) | final greedy return per seed | mean | seeds ending ≥ threshold | seeds ending at optimum | env steps per run | env steps to first reach the threshold, per seed | … the optimum, per seed | greedy return in the last quarter of training, min/mean per seed | train wall s per seed (mean; mean CPU s) |"
+    print "| task | anchor (IPPO/MAPPO) | final greedy return per seed | mean | seeds ending ≥ threshold | seeds ending at optimum | env steps per run (max) | env steps to first reach the threshold, per seed | … the optimum, per seed | greedy return in the last quarter of training, min/mean per seed | train wall s per seed (mean; mean CPU s) |"
     print "|---|---|---|---|---|---|---|---|---|---|---|"
     for (i = 1; i <= k; i++) {
       t = order[i]
