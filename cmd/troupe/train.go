@@ -68,7 +68,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	spec := tr.Spec()
 	fmt.Fprintf(stderr, "troupe: training %q on env %s (%d agents, %d decisions), %d iterations × %d tasks × %d rollouts, %d workers, LLM %s\n",
-		cfg.Project.Name, spec.Name, spec.NumAgents(), len(spec.Decisions), s.Train.Iterations, s.Train.TasksPerIteration, s.Train.GroupSize, s.Train.Workers, backendOf(s))
+		cfg.Project.Name, spec.Name, spec.NumAgents(), len(spec.Decisions), s.Train.Iterations, s.Train.TasksPerIteration, s.Train.GroupSize, s.Train.Workers, describeBackend(tr.Backend()))
 	fmt.Fprintf(stderr, "troupe: run directory %s\n", *out)
 	prog := newProgress(stderr, s.Train.Iterations)
 	err = tr.Run(ctx, runtime.RunOptions{Out: *out, Resume: *resume != "", Config: conf, Progress: prog.update})
@@ -105,6 +105,15 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return exitOK
 }
 
+// describeBackend labels a backend name for people: the simulated LLM is
+// always said to be one.
+func describeBackend(name string) string {
+	if strings.Contains(name, "sim") {
+		return name + " (simulated LLM: results are simulations)"
+	}
+	return name
+}
+
 func backendOf(s runtime.Setup) string {
 	seen := map[string]bool{}
 	var names []string
@@ -118,11 +127,7 @@ func backendOf(s runtime.Setup) string {
 		names = []string{"sim"}
 	}
 	sort.Strings(names)
-	out := strings.Join(names, "+")
-	if seen["sim"] {
-		out += " (simulated LLM: results are simulations)"
-	}
-	return out
+	return describeBackend(strings.Join(names, "+"))
 }
 
 func sanitize(s string) string {

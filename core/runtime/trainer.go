@@ -119,6 +119,10 @@ func (t *Trainer) backendLabel() string {
 	return out
 }
 
+// Backend names the LLM backend(s) behind the team's text ("sim" for the
+// simulated LLM, "none" when no decision needs text).
+func (t *Trainer) Backend() string { return t.backend }
+
 // Spec returns the env's spec.
 func (t *Trainer) Spec() core.EnvSpec { return t.spec }
 
