@@ -86,7 +86,11 @@ func TestLBFWasmMatchesNative(t *testing.T) {
 // with the same action sequence; resets happen at the same points in all.
 //
 //	go test -run '^$' -bench StepLBF -benchmem ./plugins/wasm/
-func BenchmarkStepLBF(b *testing.B) {
+func BenchmarkStepLBF(b *testing.B) { benchStepLBF(b, "lbf.wasm", "wasm") }
+
+// benchStepLBF steps native LBF and the given LBF module (sub-benchmarks
+// named prefix and prefix-notimeout) on one fixed action sequence.
+func benchStepLBF(b *testing.B, module, prefix string) {
 	const nActs = 4096
 	rng := rand.New(rand.NewPCG(1, 2))
 	acts := make([][]core.Action, nActs)
@@ -124,9 +128,9 @@ func BenchmarkStepLBF(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		sb   core.Sandbox
-	}{{"wasm", core.Sandbox{}}, {"wasm-notimeout", core.Sandbox{CallTimeout: -1}}} {
+	}{{prefix, core.Sandbox{}}, {prefix + "-notimeout", core.Sandbox{CallTimeout: -1}}} {
 		b.Run(c.name, func(b *testing.B) {
-			src, err := testLoad.LoadEnvSource(context.Background(), core.SourceRef{Path: mod("lbf.wasm"), Sandbox: c.sb})
+			src, err := testLoad.LoadEnvSource(context.Background(), core.SourceRef{Path: mod(module), Sandbox: c.sb})
 			if err != nil {
 				b.Fatal(err)
 			}
