@@ -25,15 +25,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
-	cfg, ok := pf.load(stderr)
-	if !ok {
-		return exitUsage
-	}
-	p, ok := loadPolicy(*pol, stderr)
-	if !ok {
-		return exitUsage
-	}
-	built, ok := build(ctx, cfg, stderr)
+	p, built, ok := pf.open(ctx, *pol, stderr)
 	if !ok {
 		return exitUsage
 	}

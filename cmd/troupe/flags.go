@@ -40,6 +40,24 @@ func (p *projectFlags) load(stderr io.Writer) (agentfile.Config, bool) {
 	return cfg, true
 }
 
+// open loads the project file and the policy file (if any) and builds the
+// setup: what eval and run share. Errors are printed; ok false means exit 2.
+func (p *projectFlags) open(ctx context.Context, policyPath string, stderr io.Writer) (*policy.Policy, *agentfile.Built, bool) {
+	cfg, ok := p.load(stderr)
+	if !ok {
+		return nil, nil, false
+	}
+	pol, ok := loadPolicy(policyPath, stderr)
+	if !ok {
+		return nil, nil, false
+	}
+	built, ok := build(ctx, cfg, stderr)
+	if !ok {
+		return nil, nil, false
+	}
+	return pol, built, true
+}
+
 // build loads the env, rewards and LLMs. Failures are configuration errors.
 func build(ctx context.Context, cfg agentfile.Config, stderr io.Writer) (*agentfile.Built, bool) {
 	b, err := cfg.Build(ctx)

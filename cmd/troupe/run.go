@@ -34,15 +34,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *pol == "" && *baseline == "" {
 		*baseline = "random"
 	}
-	cfg, ok := pf.load(stderr)
-	if !ok {
-		return exitUsage
-	}
-	p, ok := loadPolicy(*pol, stderr)
-	if !ok {
-		return exitUsage
-	}
-	built, ok := build(ctx, cfg, stderr)
+	p, built, ok := pf.open(ctx, *pol, stderr)
 	if !ok {
 		return exitUsage
 	}
