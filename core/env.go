@@ -19,7 +19,9 @@ type Observation struct {
 }
 
 // Legal reports whether decision d is legal under the mask.
-func (o Observation) Legal(d int) bool { return o.Mask == nil || (d >= 0 && d < len(o.Mask) && o.Mask[d]) }
+func (o Observation) Legal(d int) bool {
+	return o.Mask == nil || (d >= 0 && d < len(o.Mask) && o.Mask[d])
+}
 
 // Usage is what one LLM call cost.
 type Usage struct {
@@ -170,6 +172,9 @@ type BaselineProvider interface {
 // Baseline is a scripted joint policy, used for comparison in evaluation.
 // It may read the env's internal state; it is not a decentralized policy.
 type Baseline interface {
-	// Act returns the decision of every agent for the current step.
-	Act(obs []Observation) []int
+	// Act returns the decision of every agent for the current step. An
+	// error (the policy cannot decide, or a plugin host cannot reach it)
+	// fails the episode: the runtime counts it as failed and reports the
+	// error as its reason, rather than playing on with made-up decisions.
+	Act(obs []Observation) ([]int, error)
 }

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	goruntime "runtime"
+	"strings"
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/grpo"

@@ -69,7 +69,8 @@ func (a randomActor) act(obs []core.Observation, rng *rand.Rand, decisions []int
 	return nil
 }
 
-// baselineActor is an env's scripted joint policy.
+// baselineActor is an env's scripted joint policy. An error from it fails
+// the episode, like any other actor error.
 type baselineActor struct {
 	b    core.Baseline
 	name string
@@ -77,7 +78,10 @@ type baselineActor struct {
 }
 
 func (a baselineActor) act(obs []core.Observation, _ *rand.Rand, decisions []int, logps []float64, _ []float64) error {
-	ds := a.b.Act(obs)
+	ds, err := a.b.Act(obs)
+	if err != nil {
+		return fmt.Errorf("baseline %s: %w", a.name, err)
+	}
 	if len(ds) != len(obs) {
 		return fmt.Errorf("baseline %s returned %d decisions for %d agents", a.name, len(ds), len(obs))
 	}

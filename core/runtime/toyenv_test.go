@@ -92,7 +92,7 @@ func (e *toyEnv) Simulate(agent, decision int, req core.ChatRequest, rng *rand.R
 type toySource struct{ mk func() *toyEnv }
 
 func (s toySource) Open() (core.Env, error) { return s.mk(), nil }
-func (toySource) Close() error            { return nil }
+func (toySource) Close() error              { return nil }
 
 // returnReward sums the per-step rewards of agent 0 (both are equal).
 type returnReward struct{}

@@ -37,7 +37,8 @@ func (e *Env) Baseline(name string) (core.Baseline, error) {
 
 type baselineFunc func(obs []core.Observation) []int
 
-func (f baselineFunc) Act(obs []core.Observation) []int { return f(obs) }
+// Act implements core.Baseline; the scripted policies never fail.
+func (f baselineFunc) Act(obs []core.Observation) ([]int, error) { return f(obs), nil }
 
 func (e *Env) singleAgent(obs []core.Observation) []int {
 	acts := make([]int, len(e.agents))

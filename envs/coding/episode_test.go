@@ -98,5 +98,11 @@ func baselinePolicy(t testing.TB, e *Env, name string) policy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.Act
+	return func(obs []core.Observation) []int {
+		d, err := b.Act(obs)
+		if err != nil {
+			t.Fatalf("baseline %s: %v", name, err)
+		}
+		return d
+	}
 }

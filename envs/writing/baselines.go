@@ -36,7 +36,8 @@ func (e *Env) Baseline(name string) (core.Baseline, error) {
 // env's state.
 type scripted func(i int, mask []bool) int
 
-func (s scripted) Act(obs []core.Observation) []int {
+// Act implements core.Baseline; a scripted policy never fails.
+func (s scripted) Act(obs []core.Observation) ([]int, error) {
 	out := make([]int, len(obs))
 	for i, o := range obs {
 		m := o.Mask
@@ -45,7 +46,7 @@ func (s scripted) Act(obs []core.Observation) []int {
 		}
 		out[i] = s(i, m)
 	}
-	return out
+	return out, nil
 }
 
 func allLegal() []bool {

@@ -35,7 +35,10 @@ func BenchmarkEpisode(b *testing.B) {
 		seed++
 		obs, _ := e.Reset(seed)
 		for {
-			dec := pol.Act(obs)
+			dec, err := pol.Act(obs)
+			if err != nil {
+				b.Fatal(err)
+			}
 			acts := make([]core.Action, len(dec))
 			for i, d := range dec {
 				acts[i].Decision = d

@@ -23,7 +23,10 @@ func Example() {
 	}
 	team, _ := env.Baseline(writing.BaselineParallelNaive)
 	for step := 0; ; step++ {
-		decisions := team.Act(obs)
+		decisions, err := team.Act(obs)
+		if err != nil {
+			panic(err)
+		}
 		actions := make([]core.Action, len(decisions))
 		for i, d := range decisions {
 			actions[i].Decision = d

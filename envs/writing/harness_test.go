@@ -69,7 +69,13 @@ func baselinePolicy(t testing.TB, env *writing.Env, name string) policy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.Act
+	return func(obs []core.Observation) []int {
+		d, err := b.Act(obs)
+		if err != nil {
+			t.Fatalf("baseline %s: %v", name, err)
+		}
+		return d
+	}
 }
 
 // goodPolicy is a decentralized policy: each agent decides from its own

@@ -102,6 +102,17 @@ func TestParamErrors(t *testing.T) {
 	}
 }
 
+// actOf returns b's Act as a policy for runSim; an error fails the test.
+func actOf(t *testing.T, b core.Baseline) func([]core.Observation) []int {
+	return func(obs []core.Observation) []int {
+		d, err := b.Act(obs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+}
+
 // runSim plays an episode with pol the way the runtime does with the sim
 // backend (Prompt, Simulate, Step; latency 0.8 + p/2000 + c/40).
 func runSim(t *testing.T, e *Env, seed uint64, pol func([]core.Observation) []int) core.StepResult {
@@ -555,7 +566,7 @@ func TestReferenceAndMetrics(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 4; seed++ {
 		b, _ := e.Baseline(BaselineSingleAgent)
-		res := runSim(t, e, seed, b.Act)
+		res := runSim(t, e, seed, actOf(t, b))
 		ms, ref := res.Metrics[MetricMakespan], res.Metrics[MetricReferenceMakespan]
 		if ms < 0.99*ref || ms > 1.01*ref {
 			t.Errorf("seed %d: single agent %.2f s, reference %.2f s", seed, ms, ref)
@@ -598,7 +609,7 @@ func TestState(t *testing.T) {
 		t.Errorf("%d units present in the state, want %d", present, len(e.rfc.Units))
 	}
 	pol, _ := e.Baseline(BaselineParallelNaive)
-	res := runSim(t, e, 2, pol.Act)
+	res := runSim(t, e, 2, actOf(t, pol))
 	s = e.State()
 	deviating := 0
 	for k := range e.rfc.Units {
@@ -617,7 +628,7 @@ func TestBaselines(t *testing.T) {
 	e := newEnv(t, nil)
 	for seed := uint64(1); seed <= 3; seed++ {
 		b, _ := e.Baseline(BaselineSOP)
-		res := runSim(t, e, seed, b.Act)
+		res := runSim(t, e, seed, actOf(t, b))
 		if res.Metrics[MetricEdits] != res.Metrics[MetricUnits] || res.Metrics[MetricReads] != 5 {
 			t.Errorf("sop: %v edits for %v units, %v reads", res.Metrics[MetricEdits], res.Metrics[MetricUnits], res.Metrics[MetricReads])
 		}
@@ -627,7 +638,7 @@ func TestBaselines(t *testing.T) {
 			}
 		}
 		b, _ = e.Baseline(BaselineParallelNaive)
-		res = runSim(t, e, seed, b.Act)
+		res = runSim(t, e, seed, actOf(t, b))
 		if res.Metrics[MetricReads] != 0 || res.Metrics[MetricEdits] != 0 {
 			t.Errorf("parallel_naive read or edited: %v", res.Metrics)
 		}
@@ -639,7 +650,7 @@ func TestBaselines(t *testing.T) {
 			t.Errorf("parallel_naive: only %d writers drafted", len(authors))
 		}
 		b, _ = e.Baseline(BaselineSingleAgent)
-		runSim(t, e, seed, b.Act)
+		runSim(t, e, seed, actOf(t, b))
 		for k := range e.units {
 			if e.units[k].author != 0 {
 				t.Errorf("single_agent: unit %d by writer %d", k, e.units[k].author)

@@ -121,7 +121,10 @@ func RecordWritingTrajectories(episodes int) ([]Trajectory, error) {
 			if spec.MaxSteps > 0 && step >= spec.MaxSteps {
 				return nil, fmt.Errorf("writing baseline %s did not finish seed %d in %d steps", spec.Baselines[ep%len(spec.Baselines)], seed, step)
 			}
-			dec := pol.Act(obs)
+			dec, err := pol.Act(obs)
+			if err != nil {
+				return nil, fmt.Errorf("writing baseline %s: seed %d: step %d: %w", spec.Baselines[ep%len(spec.Baselines)], seed, step, err)
+			}
 			acts := make([]core.Action, len(dec))
 			for i, d := range dec {
 				acts[i].Decision = d

@@ -245,19 +245,11 @@ type remoteBaseline struct {
 	name string
 }
 
-// Act asks the plugin for every agent's decision. Act has no error result:
-// on failure it logs the error, drops a broken process (the next Step then
-// reports the failure), and returns decision 0 for every agent.
-func (b *remoteBaseline) Act(obs []core.Observation) []int {
-	d, err := b.act(obs)
-	if err != nil {
-		b.e.src.cfg.logger.Error(err.Error(), "baseline", b.name)
-		return make([]int, b.e.src.spec.NumAgents())
-	}
-	return d
-}
-
-func (b *remoteBaseline) act(obs []core.Observation) ([]int, error) {
+// Act asks the plugin for every agent's decision. A failure of the call
+// (the plugin's error, a timeout, a dead process) is returned; a broken
+// process is dropped, as for any other call, and the next Reset starts a
+// new one.
+func (b *remoteBaseline) Act(obs []core.Observation) ([]int, error) {
 	o, err := b.e.current("Act")
 	if err != nil {
 		return nil, err

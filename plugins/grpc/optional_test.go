@@ -1,6 +1,7 @@
 package grpcplugin
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -87,9 +88,10 @@ func TestConformanceOptional(t *testing.T) {
 		for step := 0; ; step++ {
 			at := fmt.Sprintf("seed %d step %d", seed, step)
 			name := spec.Baselines[step%len(spec.Baselines)]
-			nd, pd := nb[name].Act(no), pb[name].Act(po)
-			if !reflect.DeepEqual(nd, pd) {
-				t.Fatalf("%s: baseline %s: %v vs %v", at, name, nd, pd)
+			nd, err1 := nb[name].Act(no)
+			pd, err2 := pb[name].Act(po)
+			if err1 != nil || err2 != nil || !reflect.DeepEqual(nd, pd) {
+				t.Fatalf("%s: baseline %s: %v, %v vs %v, %v", at, name, nd, err1, pd, err2)
 			}
 			actions := make([]core.Action, len(nd))
 			for i, d := range nd {
@@ -134,5 +136,46 @@ func TestConformanceOptional(t *testing.T) {
 	// A bad decision index is refused by the plugin; Prompt then falls back.
 	if req := plugged.(core.Prompter).Prompt(1, 9); req.Agent != 1 || req.Decision != "" || req.Messages != nil {
 		t.Errorf("Prompt with a bad decision = %+v", req)
+	}
+}
+
+// A baseline whose plugin process dies reports the crash, naming the call,
+// instead of deciding 0 for every agent; the next Reset starts a new
+// process.
+func TestBaselinePluginExits(t *testing.T) {
+	noLeftovers(t)
+	env := open(t, loadEnv(t, ref(bin.faulty, map[string]any{"exit_in_act": true, "exit_code": 5})))
+	b, err := env.(core.BaselineProvider).Baseline("ones")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := env.Reset(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := pidOf(env)
+	d, err := b.Act(obs)
+	if !errors.Is(err, ErrExited) || d != nil {
+		t.Fatalf("Act: %v, err = %v, want no decisions and ErrExited", d, err)
+	}
+	for _, w := range []string{bin.faulty, fmt.Sprintf("pid %d", pid), "Act", "exit status 5", "exiting on purpose in Act"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+	if _, err := b.Act(obs); err == nil || !strings.Contains(err.Error(), "Reset starts a new one") {
+		t.Errorf("Act after the crash: err = %v", err)
+	}
+	if _, err := env.Step(joint(0, 0)); err == nil || !strings.Contains(err.Error(), "Reset starts a new one") {
+		t.Errorf("Step after the crash: err = %v", err)
+	}
+	if alive(pid) {
+		t.Errorf("crashed plugin %d still running", pid)
+	}
+	if _, err := env.Reset(2); err != nil {
+		t.Fatalf("Reset after the crash: %v", err)
+	}
+	if pidOf(env) == pid {
+		t.Error("Reset did not start a new process")
 	}
 }

@@ -256,7 +256,10 @@ func (s *envServer) Act(_ context.Context, req *pb.ActRequest) (_ *pb.ActReply, 
 		}
 		s.baselines[req.GetBaseline()] = b
 	}
-	ds := b.Act(obsFromPB(req.GetObservations()))
+	ds, err := b.Act(obsFromPB(req.GetObservations()))
+	if err != nil {
+		return nil, appError(err)
+	}
 	out := make([]int64, len(ds))
 	for i, d := range ds {
 		out[i] = int64(d)

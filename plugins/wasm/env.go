@@ -347,19 +347,11 @@ type baseline struct {
 	name string
 }
 
-// Act asks the module's baseline for every agent's decision. On failure it
-// logs the error, discards the instance so that the next Step reports the
-// failure, and returns decision 0 for every agent.
-func (b *baseline) Act(obs []core.Observation) []int {
-	d, err := b.act(obs)
-	if err != nil {
-		b.e.src.m.log.logger.Error("wasm env baseline", "module", b.e.src.m.name, "baseline", b.name, "err", err)
-		return make([]int, b.e.shape.Agents)
-	}
-	return d
-}
-
-func (b *baseline) act(obs []core.Observation) ([]int, error) {
+// Act asks the module's baseline for every agent's decision. A guest
+// error, trap, exit or timeout is returned as a *CallError; a failure that
+// leaves the instance unusable discards it, as for any other call, and the
+// next Reset starts a new one.
+func (b *baseline) Act(obs []core.Observation) ([]int, error) {
 	e := b.e
 	in, err := e.live("baseline")
 	if err != nil {

@@ -105,8 +105,11 @@ func TestGoExampleEnvMatchesNative(t *testing.T) {
 			t.Fatalf("prompt:\n wasm   %+v\n native %+v", wp, np)
 		}
 		for step := 0; ; step++ {
-			d := wb.Act(wo)
-			if nd := nb.Act(no); !reflect.DeepEqual(d, nd) {
+			d, err := wb.Act(wo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if nd, _ := nb.Act(no); !reflect.DeepEqual(d, nd) {
 				t.Fatalf("baseline decisions %v, native %v", d, nd)
 			}
 			acts := make([]core.Action, len(d))

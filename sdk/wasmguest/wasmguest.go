@@ -27,8 +27,8 @@
 //
 // Go's runtime inside a Wasm export call only collects garbage when the
 // calling goroutine yields, so the kit calls runtime.Gosched after every
-// cold export (open, reset, state, close, score, …) and after every
-// YieldInterval-th call of the hot ones (step, baseline). Each yield costs
+// cold export (open, close, score, …) and after every YieldInterval-th
+// call of the hot ones (reset, step, state, baseline). Each yield costs
 // about a microsecond.
 package wasmguest
 
@@ -43,9 +43,9 @@ import (
 	"github.com/troupe-dev/troupe/internal/wasmabi"
 )
 
-// YieldInterval is how many hot calls (step, baseline) may pass between two
-// runtime.Gosched calls; 1 yields after every call. Set it from init if a
-// step allocates many megabytes.
+// YieldInterval is how many hot calls (reset, step, state, baseline) may
+// pass between two runtime.Gosched calls; 1 yields after every call. Set it
+// from init if a step allocates many megabytes.
 var YieldInterval = 16
 
 // Open kinds: what the host asks the open export to create.
@@ -385,7 +385,10 @@ func (s *server) baseline(n int) (ret int32) {
 		}
 		s.baselines[name] = b
 	}
-	d := b.Act(obs)
+	d, err := b.Act(obs)
+	if err != nil {
+		return s.fail(wasmabi.CodeFailed, err)
+	}
 	if len(d) != s.shape.Agents {
 		return s.fail(wasmabi.CodeFailed, fmt.Errorf("baseline %q returned %d decisions for %d agents", name, len(d), s.shape.Agents))
 	}

@@ -23,7 +23,7 @@ type fakeEnv struct {
 
 func (e *fakeEnv) Spec() core.EnvSpec {
 	return core.EnvSpec{Name: "fake", Agents: []string{"a", "b"}, ObsSize: 1,
-		Decisions: []core.DecisionSpec{{Name: "x"}, {Name: "y", NeedsText: true}}, StateSize: 2, Baselines: []string{"zero"}}
+		Decisions: []core.DecisionSpec{{Name: "x"}, {Name: "y", NeedsText: true}}, StateSize: 2, Baselines: []string{"zero", "stuck"}}
 }
 func (e *fakeEnv) obs() []core.Observation {
 	return []core.Observation{{Features: []float64{float64(e.t)}, Text: e.text}, {Features: []float64{-1}, Mask: []bool{true, false}}}
@@ -51,15 +51,24 @@ func (e *fakeEnv) Simulate(agent, decision int, req core.ChatRequest, rng *rand.
 	return core.SimCompletion{Text: req.Messages[0].Content + "!", CompletionTokens: rng.IntN(1000)}, nil
 }
 func (e *fakeEnv) Baseline(name string) (core.Baseline, error) {
-	if name != "zero" {
-		return nil, errors.New("no such baseline")
+	switch name {
+	case "zero":
+		return zero{}, nil
+	case "stuck":
+		return stuck{}, nil
 	}
-	return zero{}, nil
+	return nil, errors.New("no such baseline")
 }
 
+// zero decides 0 for every agent.
 type zero struct{}
 
-func (zero) Act(obs []core.Observation) []int { return make([]int, len(obs)) }
+func (zero) Act(obs []core.Observation) ([]int, error) { return make([]int, len(obs)), nil }
+
+// stuck cannot decide.
+type stuck struct{}
+
+func (stuck) Act([]core.Observation) ([]int, error) { return nil, errors.New("fake: stuck") }
 
 func newTestServer(env *fakeEnv) *server {
 	s := newServer()
@@ -159,6 +168,11 @@ func TestOptionalCalls(t *testing.T) {
 	in, _ = wasmabi.AppendBaselineCall(nil, "other", (&fakeEnv{}).obs(), shape)
 	if r := s.baseline(s.put(t, in)); r != wasmabi.CodeFailed || errMsg(s) != "no such baseline" {
 		t.Fatalf("unknown baseline: %d %q", r, errMsg(s))
+	}
+	// A baseline's error is the call's failure, not a reply of decisions.
+	in, _ = wasmabi.AppendBaselineCall(nil, "stuck", (&fakeEnv{}).obs(), shape)
+	if r := s.baseline(s.put(t, in)); r != wasmabi.CodeFailed || errMsg(s) != "fake: stuck" {
+		t.Fatalf("failing baseline: %d %q", r, errMsg(s))
 	}
 }
 

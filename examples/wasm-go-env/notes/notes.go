@@ -263,7 +263,9 @@ func (e *Env) Baseline(name string) (core.Baseline, error) {
 
 type sop struct{}
 
-func (sop) Act(obs []core.Observation) []int {
+// Act implements core.Baseline: every agent that may write writes; agent 0
+// submits once nobody can.
+func (sop) Act(obs []core.Observation) ([]int, error) {
 	d := make([]int, len(obs))
 	for i, o := range obs {
 		switch {
@@ -273,5 +275,5 @@ func (sop) Act(obs []core.Observation) []int {
 			d[i] = Submit
 		}
 	}
-	return d
+	return d, nil
 }

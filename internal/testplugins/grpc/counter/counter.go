@@ -16,13 +16,15 @@ import (
 	"github.com/troupe-dev/troupe/core"
 )
 
-// Params choose the episode length and the faults (0: none).
+// Params choose the episode length and the faults (0: none). With
+// ExitInAct the baselines exit the process instead of deciding.
 type Params struct {
 	Steps       int  `json:"steps"`
 	ExitAtStep  int  `json:"exit_at_step"`
 	ExitCode    int  `json:"exit_code"`
 	HangAtStep  int  `json:"hang_at_step"`
 	PanicAtStep int  `json:"panic_at_step"`
+	ExitInAct   bool `json:"exit_in_act"`
 	Log         bool `json:"log"`
 }
 
@@ -161,7 +163,12 @@ type baseline struct {
 	name string
 }
 
-func (b baseline) Act(obs []core.Observation) []int {
+// Act implements core.Baseline, or exits the process as the params say.
+func (b baseline) Act(obs []core.Observation) ([]int, error) {
+	if b.c.p.ExitInAct {
+		slog.Error("exiting on purpose in Act", "baseline", b.name)
+		os.Exit(b.c.p.ExitCode)
+	}
 	d := make([]int, len(obs))
 	for i, o := range obs {
 		want := 1
@@ -172,7 +179,7 @@ func (b baseline) Act(obs []core.Observation) []int {
 			d[i] = want
 		}
 	}
-	return d
+	return d, nil
 }
 
 // Sum is a reward function with one component, "total" (the episode's

@@ -9,7 +9,9 @@
 // guest see: the file named by param "file", an attempt to write next to
 // it, $HOME, and the clock. The env has 2 agents, 2
 // features, 2 decisions and ends after 5 steps; the reward sums the agent
-// returns into "quality", and misbehaves the same way with fault set.
+// returns into "quality", and misbehaves the same way with fault set. The
+// env's one baseline, "fault", decides 0 for every agent after misbehaving
+// the same way on every call, whatever the step.
 package main
 
 import (
@@ -95,7 +97,8 @@ type env struct {
 
 func (e *env) Spec() core.EnvSpec {
 	return core.EnvSpec{Name: "faultgo", Agents: []string{"a", "b"}, ObsSize: 2,
-		Decisions: []core.DecisionSpec{{Name: "x"}, {Name: "y"}}, StateSize: 1, StepRewards: true, MaxSteps: 5}
+		Decisions: []core.DecisionSpec{{Name: "x"}, {Name: "y"}}, StateSize: 1, StepRewards: true, MaxSteps: 5,
+		Baselines: []string{"fault"}}
 }
 
 func (e *env) obs() []core.Observation {
@@ -159,6 +162,23 @@ func (e *env) Step(a []core.Action) (core.StepResult, error) {
 
 func (e *env) State() []float64 { return []float64{e.total} }
 func (e *env) Close() error     { return nil }
+
+func (e *env) Baseline(name string) (core.Baseline, error) {
+	if name != "fault" {
+		return nil, fmt.Errorf("faultgo: no baseline %q", name)
+	}
+	return baseline{e}, nil
+}
+
+// baseline is the "fault" policy: misbehave, then decide 0 everywhere.
+type baseline struct{ e *env }
+
+func (b baseline) Act(obs []core.Observation) ([]int, error) {
+	if err := misbehave(b.e.p.Fault); err != nil {
+		return nil, err
+	}
+	return make([]int, len(obs)), nil
+}
 
 type reward struct{ p params }
 
