@@ -346,11 +346,19 @@ func AppendObservations(b []byte, obs []core.Observation, sh Shape) ([]byte, err
 
 // Observations decodes an observations block that must match sh.
 func (r *Reader) Observations(sh Shape) []core.Observation {
+	obs, _ := r.observations(sh, 0)
+	return obs
+}
+
+// observations decodes an observations block and also returns extra
+// float64s from the features' allocation (one allocation fewer on the
+// host's hot path, as envs/lbf does for its rewards).
+func (r *Reader) observations(sh Shape, extra int) ([]core.Observation, []float64) {
 	n := r.U32("agent count")
 	obsSize := r.U32("obs_size")
 	nd := r.U32("decision count")
 	if r.Err != nil {
-		return nil
+		return nil, nil
 	}
 	switch {
 	case int(n) != sh.Agents:
@@ -361,22 +369,23 @@ func (r *Reader) Observations(sh Shape) []core.Observation {
 		r.Err = fmt.Errorf("at byte %d: %d decisions, the spec has %d", r.Off-4, nd, sh.Decisions)
 	}
 	if r.Err != nil {
-		return nil
+		return nil, nil
 	}
 	if uint64(n)*uint64(8+8*obsSize) > uint64(len(r.B)-r.Off) {
 		r.Err = fmt.Errorf("at byte %d: %d observations of %d features do not fit in the %d bytes left", r.Off, n, obsSize, len(r.B)-r.Off)
-		return nil
+		return nil, nil
 	}
 	// Plain index arithmetic from here: this is the host's hot path.
 	b, off := r.B, r.Off
 	le := binary.LittleEndian
-	fail := func(format string, args ...any) []core.Observation {
+	fail := func(format string, args ...any) ([]core.Observation, []float64) {
 		r.Err = fmt.Errorf("at byte %d: "+format, append([]any{off}, args...)...)
-		return nil
+		return nil, nil
 	}
 	obs := make([]core.Observation, n)
 	fn := int(obsSize)
-	feats := make([]float64, int(n)*fn)
+	feats := make([]float64, int(n)*fn+extra)
+	more := feats[int(n)*fn:]
 	var masks []bool
 	ndec := sh.Decisions
 	mb := maskBytes(ndec)
@@ -430,7 +439,7 @@ func (r *Reader) Observations(sh Shape) []core.Observation {
 		off += tl
 	}
 	r.Off = off
-	return obs
+	return obs, more
 }
 
 // DecodeObservations decodes a complete reset reply.
@@ -498,9 +507,14 @@ func DecodeStepResult(b []byte, sh Shape) (core.StepResult, error) {
 	}
 	res.Terminated = flags&stepTerminated != 0
 	res.Truncated = flags&stepTruncated != 0
-	res.Observations = r.Observations(sh)
-	if flags&stepHasRewards != 0 && r.need(8*sh.Agents, "rewards") {
-		res.Rewards = make([]float64, sh.Agents)
+	extra := 0
+	if flags&stepHasRewards != 0 {
+		extra = sh.Agents
+	}
+	obs, rewards := r.observations(sh, extra)
+	res.Observations = obs
+	if extra > 0 && r.need(8*sh.Agents, "rewards") {
+		res.Rewards = rewards[:sh.Agents:sh.Agents]
 		for i := range res.Rewards {
 			res.Rewards[i] = r.F64("reward")
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -62,13 +61,14 @@ type instance struct {
 	// call; it aliases guest memory.
 	buf []byte
 
-	// Per-call timeout: the timer sets the interrupt global (instrumented
-	// modules) or cancels ctx, which makes wazero close the module mid-call.
-	interrupt api.MutableGlobal
-	ctx       context.Context
-	cancel    context.CancelFunc
-	timer     *time.Timer
-	expired   atomic.Bool
+	// Per-call timeout: the module's watchdog sets the interrupt global
+	// (instrumented modules) or cancels ctx, which makes wazero close the
+	// module mid-call.
+	stopFlag api.MutableGlobal
+	ctx      context.Context
+	cancel   context.CancelFunc
+	calls    atomic.Uint64 // call sequence number, odd while a call runs
+	expired  atomic.Bool   // set by the watchdog
 
 	stdout, stderr *streamWriter
 	dead           error // set once the instance is discarded
@@ -131,10 +131,9 @@ func (m *module) instantiate(ctx context.Context) (in *instance, err error) {
 			in.shutdown()
 			return nil, &CallError{Module: m.name, Call: "instantiate", Reason: "instrumented module lacks its interrupt global", Discarded: true}
 		}
-		in.interrupt = g
-		if m.timeout > 0 {
-			in.timer = time.AfterFunc(time.Hour, func() { in.expired.Store(true); g.Set(1) })
-			in.timer.Stop()
+		in.stopFlag = g
+		if m.dog != nil {
+			m.dog.watch(in)
 		}
 		if f := mod.ExportedFunction("_initialize"); f != nil {
 			if err := in.guarded(f); err != nil {
@@ -145,8 +144,7 @@ func (m *module) instantiate(ctx context.Context) (in *instance, err error) {
 		}
 	case m.timeout > 0:
 		in.ctx, in.cancel = context.WithCancel(context.Background())
-		in.timer = time.AfterFunc(time.Hour, func() { in.expired.Store(true); in.cancel() })
-		in.timer.Stop()
+		m.dog.watch(in)
 	}
 	// Read the buffer descriptor's address.
 	bufFn := mod.ExportedFunction(wasmabi.ExportBuffer)
@@ -172,18 +170,25 @@ func (in *instance) guarded(f api.Function) (err error) {
 			err = fmt.Errorf("host panic during the call: %v", r)
 		}
 	}()
-	if in.timer != nil {
-		in.timer.Reset(in.m.timeout)
-	}
+	in.calls.Add(1)
 	err = f.CallWithStack(in.ctx, in.stack)
-	if in.timer != nil && !in.timer.Stop() {
-		// The timer fired: the call overran, even if it returned.
-		in.expired.Store(true)
-		if err == nil {
-			err = context.DeadlineExceeded
-		}
+	in.calls.Add(1)
+	if err == nil && in.expired.Load() {
+		// The watchdog stopped the call as it returned: it overran.
+		err = context.DeadlineExceeded
 	}
 	return err
+}
+
+// interrupt stops the running call; the watchdog calls it from its own
+// goroutine.
+func (in *instance) interrupt() {
+	in.expired.Store(true)
+	if in.stopFlag != nil {
+		in.stopFlag.Set(1)
+	} else if in.cancel != nil {
+		in.cancel()
+	}
 }
 
 // call invokes an export with up to two arguments and returns the reply
@@ -323,10 +328,10 @@ func (in *instance) discard() {
 	in.shutdown()
 }
 
-// shutdown releases the instance's module, timer and output.
+// shutdown releases the instance's module, watch and output.
 func (in *instance) shutdown() {
-	if in.timer != nil {
-		in.timer.Stop()
+	if in.m.dog != nil {
+		in.m.dog.forget(in)
 	}
 	if in.cancel != nil {
 		in.cancel()

@@ -31,6 +31,7 @@ type module struct {
 	rt      wazero.Runtime
 	cm      wazero.CompiledModule
 	timeout time.Duration // <= 0: none
+	dog     *watchdog     // stops calls that overrun timeout; nil without one
 	// interruptible: compiled from an instrumented copy whose interrupt
 	// global stops it (else wazero's CloseOnContextDone does, if timeout).
 	interruptible bool
@@ -103,6 +104,9 @@ func (l *Loader) compile(ctx context.Context, ref core.SourceRef) (*module, erro
 		}
 	}
 	m.log = newGuestLog(l.opts.Logger, m.name, l.opts.LogLinesPerSecond)
+	if m.timeout > 0 {
+		m.dog = newWatchdog(m.timeout)
+	}
 
 	// Compile a copy instrumented with cheap interrupt checks
 	// (internal/wasminstr), which also keep a long call from holding up the
