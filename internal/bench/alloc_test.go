@@ -16,9 +16,10 @@ import (
 const (
 	// In-process: the observations, their features and their masks.
 	LBFStepAllocBudget = 3
-	// Through Wasm: the reply decoded on the host side into the same
-	// three, plus the per-agent rewards.
-	WasmLBFStepAllocBudget = 4
+	// Through Wasm: the host decodes replies into a wasmabi.Slab, one
+	// allocation every few hundred steps, which AllocsPerRun's integer
+	// average makes 0.
+	WasmLBFStepAllocBudget = 0
 )
 
 // noLoadActions returns joint actions that only wait and move, never

@@ -156,7 +156,8 @@ func TestFindRepo(t *testing.T) {
 
 func TestChecks(t *testing.T) {
 	r := Report{
-		Step: []StepRow{{Env: "lbf", Path: PathInProcess, Ratio: 1}, {Env: "lbf", Path: PathWasm, Ratio: 1.5}, {Env: "writing", Path: PathWasm, Ratio: 2.5}},
+		Step: []StepRow{{Env: "lbf", Path: PathInProcess, Ratio: 1}, {Env: "lbf", Path: PathWasmC, Ratio: 1.5}, {Env: "lbf", Path: PathWasm, Ratio: 12},
+			{Env: "writing", Path: PathWasmC, Ratio: 2.5}, {Env: "writing", Path: PathWasm, Ratio: 1.2}},
 		LLM: []LLMResult{{Arrivals: ArrivalsStaggered, InFlight: 256, LatencyMs: 50, OverheadUs: 400, FractionOfIdeal: 0.85},
 			{Arrivals: ArrivalsSynchronized, InFlight: 256, LatencyMs: 50, OverheadUs: 5000, FractionOfIdeal: 0.5}},
 		Training: []TrainRow{{Env: "lbf", Workers: 1}, {Env: "lbf", Workers: 2, Scaling: 1.7}},
@@ -255,7 +256,8 @@ func benchWorkload(b *testing.B, w Workload, err error) {
 }
 
 // BenchmarkEnvStep is one joint step of LBF and writing in-process,
-// through Wasm and through go-plugin (plugins are built on first use).
+// through Wasm (Go guests, and LBF's C port) and through go-plugin
+// (plugins are built on first use).
 //
 //	go test -run '^$' -bench EnvStep -count 6 ./internal/bench/ | benchstat -
 func BenchmarkEnvStep(b *testing.B) {
@@ -268,7 +270,7 @@ func BenchmarkEnvStep(b *testing.B) {
 		if name == writing.Name {
 			params = WritingStepParams()
 		}
-		for _, path := range []string{PathInProcess, PathWasm, PathGRPC} {
+		for _, path := range stepPaths[name] {
 			b.Run(name+"/"+path, func(b *testing.B) {
 				var env core.Env
 				var err error
@@ -280,8 +282,8 @@ func BenchmarkEnvStep(b *testing.B) {
 						env, err = writing.New(params)
 					}
 				default:
-					scheme := map[string]string{PathWasm: "wasm", PathGRPC: "grpc"}[path]
-					file := pluginFile(b, scheme+"/"+name)
+					scheme := pluginScheme(path)
+					file := pluginFile(b, pluginKey(path, name))
 					l := wasm.NewLoader(wasm.Options{Logger: quietLogger()})
 					defer l.Close(context.Background())
 					var closeEnv func()

@@ -70,17 +70,22 @@ func modulePath(gomod string) (string, error) {
 
 // Plugin is one plugin build: a main package of the module built for the
 // Wasm host (GOOS=wasip1 GOARCH=wasm -buildmode=c-shared) or as a native
-// go-plugin binary.
+// go-plugin binary, or a C source file built for the Wasm host with clang.
 type Plugin struct {
-	Key  string // "wasm/lbf", "grpc/writing", …
-	Pkg  string // package path relative to the module root
+	Key  string // "wasm/lbf", "wasm-c/lbf", "grpc/writing", …
+	Pkg  string // Go package path relative to the module root
 	Wasm bool
+	// C is a C source file relative to the module root, built instead of
+	// Pkg with $CC (default clang) for wasm32-wasi against sdk/.
+	C string
 }
 
 // StepPlugins are the plugins of the env-step comparison: LBF and writing,
-// each through Wasm and through go-plugin.
+// each through Wasm (a Go guest) and through go-plugin, and LBF through
+// Wasm as a C guest (examples/c-lbf, the same env ported to C).
 var StepPlugins = []Plugin{
 	{Key: "wasm/lbf", Pkg: "./examples/wasm-lbf", Wasm: true},
+	{Key: "wasm-c/lbf", C: "examples/c-lbf/lbf.c", Wasm: true},
 	{Key: "wasm/writing", Pkg: "./internal/bench/guests/wasmwriting", Wasm: true},
 	{Key: "grpc/lbf", Pkg: "./internal/testplugins/grpc/lbf"},
 	{Key: "grpc/writing", Pkg: "./internal/bench/guests/grpcwriting"},
@@ -104,21 +109,19 @@ func (r Repo) Build(ctx context.Context, dir string, plugins []Plugin) (files ma
 				name += ".wasm"
 			}
 			out := filepath.Join(dir, name)
-			args := []string{"build", "-o", out}
-			if p.Wasm {
-				args = append(args, "-buildmode=c-shared")
+			cmd, err := r.buildCommand(ctx, p, out)
+			var b []byte
+			if err == nil {
+				b, err = cmd.CombinedOutput()
 			}
-			cmd := exec.CommandContext(ctx, r.Go, append(args, p.Pkg)...)
-			cmd.Dir = r.Root
-			cmd.Env = os.Environ()
-			if p.Wasm {
-				cmd.Env = append(cmd.Env, "GOOS=wasip1", "GOARCH=wasm")
-			}
-			b, err := cmd.CombinedOutput()
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				errs[p.Key] = fmt.Errorf("go build %s: %v: %s", p.Pkg, err, strings.TrimSpace(string(b)))
+				what := "go build " + p.Pkg
+				if p.C != "" {
+					what = "clang " + p.C
+				}
+				errs[p.Key] = fmt.Errorf("%s: %v: %s", what, err, strings.TrimSpace(string(b)))
 				return
 			}
 			files[p.Key] = out
@@ -126,4 +129,33 @@ func (r Repo) Build(ctx context.Context, dir string, plugins []Plugin) (files ma
 	}
 	wg.Wait()
 	return files, errs
+}
+
+// buildCommand returns the command that builds p into out.
+func (r Repo) buildCommand(ctx context.Context, p Plugin, out string) (*exec.Cmd, error) {
+	if p.C != "" {
+		cc := os.Getenv("CC")
+		if cc == "" {
+			cc = "clang"
+		}
+		cc, err := exec.LookPath(cc)
+		if err != nil {
+			return nil, fmt.Errorf("no C compiler for the C guest (%v); install clang, lld and wasi-libc", err)
+		}
+		cmd := exec.CommandContext(ctx, cc, "--target=wasm32-wasi", "-mexec-model=reactor", "-O2",
+			"-I", filepath.Join(r.Root, "sdk"), "-o", out, filepath.Join(r.Root, p.C))
+		cmd.Dir = r.Root
+		return cmd, nil
+	}
+	args := []string{"build", "-o", out}
+	if p.Wasm {
+		args = append(args, "-buildmode=c-shared")
+	}
+	cmd := exec.CommandContext(ctx, r.Go, append(args, p.Pkg)...)
+	cmd.Dir = r.Root
+	cmd.Env = os.Environ()
+	if p.Wasm {
+		cmd.Env = append(cmd.Env, "GOOS=wasip1", "GOARCH=wasm")
+	}
+	return cmd, nil
 }

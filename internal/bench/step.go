@@ -17,14 +17,42 @@ import (
 // The paths an env is stepped through.
 const (
 	PathInProcess = "in-process"
-	PathWasm      = "wasm"
-	PathGRPC      = "go-plugin"
+	// PathWasm is the env's own Go source compiled to Wasm with the guest
+	// kit (sdk/wasmguest).
+	PathWasm = "wasm"
+	// PathWasmC is the env ported to C (examples/c-lbf) through the same
+	// Wasm host: the cost of the ABI and the host without Go's Wasm code
+	// generation.
+	PathWasmC = "wasm-c"
+	PathGRPC  = "go-plugin"
 )
+
+// stepPaths lists the paths each env is measured through, in table order.
+var stepPaths = map[string][]string{
+	lbf.Name:     {PathInProcess, PathWasm, PathWasmC, PathGRPC},
+	writing.Name: {PathInProcess, PathWasm, PathGRPC},
+}
+
+// pluginKey is the StepPlugins key of env through a plugin path.
+func pluginKey(path, env string) string {
+	if path == PathGRPC {
+		return "grpc/" + env
+	}
+	return path + "/" + env
+}
+
+// pluginScheme is the SourceRef scheme of a plugin path.
+func pluginScheme(path string) string {
+	if path == PathGRPC {
+		return "grpc"
+	}
+	return "wasm"
+}
 
 // StepRow is one line of the env-step comparison.
 type StepRow struct {
 	Env  string `json:"env"`
-	Path string `json:"path"` // in-process, wasm or go-plugin
+	Path string `json:"path"` // in-process, wasm, wasm-c or go-plugin
 	// NsPerStep is the mean time of one joint Step (resets excluded).
 	NsPerStep     float64 `json:"ns_per_step"`
 	AllocsPerStep float64 `json:"allocs_per_step"`
@@ -232,7 +260,7 @@ func runStep(ctx context.Context, o *Options, files map[string]string, buildErrs
 	defer wl.Close(context.Background())
 	for _, name := range stepEnvs {
 		var native float64
-		for _, path := range []string{PathInProcess, PathWasm, PathGRPC} {
+		for _, path := range stepPaths[name] {
 			if err := ctx.Err(); err != nil {
 				return rows, skips, err
 			}
@@ -254,11 +282,7 @@ func runStep(ctx context.Context, o *Options, files map[string]string, buildErrs
 					closeEnv = func() { env.Close() }
 				}
 			default:
-				scheme := "wasm"
-				if path == PathGRPC {
-					scheme = "grpc"
-				}
-				key := scheme + "/" + name
+				key, scheme := pluginKey(path, name), pluginScheme(path)
 				file, ok := files[key]
 				if !ok {
 					reason := "plugin not built"

@@ -27,6 +27,8 @@ func (r Report) WriteTable(w io.Writer) error {
 			p("%s\t%s\t%.0f\t%.1f\t%.0f\t%.2f×\t%.1f\t\n", s.Env, s.Path, s.NsPerStep, s.AllocsPerStep, s.BytesPerStep, s.Ratio, s.Load1)
 		}
 		tw.Flush()
+		fmt.Fprintln(w, "  wasm: the env's Go source through sdk/wasmguest; wasm-c: the same env in C (examples/c-lbf).")
+		fmt.Fprintln(w, "  The ≤ 2× check is on wasm-c (the ABI and the host); Go guests pay for Go's Wasm code generation.")
 	}
 	if pr := r.Policy; pr != nil {
 		c := pr.Config

@@ -34,6 +34,8 @@ type Reader struct {
 	B   []byte
 	Off int
 	Err error
+
+	slab *Slab // where decoded observations live; nil: their own allocations
 }
 
 func (r *Reader) need(n int, what string) bool {
@@ -322,11 +324,8 @@ func AppendObservations(b []byte, obs []core.Observation, sh Shape) ([]byte, err
 		}
 		le.PutUint32(b[off:], flags)
 		off += 4
-		f := b[off : off+8*len(o.Features)]
-		for k, v := range o.Features {
-			le.PutUint64(f[8*k:], math.Float64bits(v))
-		}
-		off += len(f)
+		putFloats(b[off:], o.Features)
+		off += 8 * len(o.Features)
 		if o.Mask != nil {
 			m := b[off : off+mb]
 			clear(m)
@@ -382,13 +381,23 @@ func (r *Reader) observations(sh Shape, extra int) ([]core.Observation, []float6
 		r.Err = fmt.Errorf("at byte %d: "+format, append([]any{off}, args...)...)
 		return nil, nil
 	}
-	obs := make([]core.Observation, n)
+	obs := r.slab.observations(int(n))
 	fn := int(obsSize)
-	feats := make([]float64, int(n)*fn+extra)
-	more := feats[int(n)*fn:]
-	var masks []bool
 	ndec := sh.Decisions
 	mb := maskBytes(ndec)
+	// One allocation holds the features, the extra floats and, when the
+	// first observation has a mask (envs with masks send them for every
+	// agent), the masks.
+	maskFloats := 0
+	if len(b)-off >= 4 && le.Uint32(b[off:])&obsHasMask != 0 {
+		maskFloats = (int(n)*ndec + 7) / 8
+	}
+	feats := r.slab.floatSlice(int(n)*fn + extra + maskFloats)
+	more := feats[int(n)*fn : int(n)*fn+extra : int(n)*fn+extra]
+	var masks []bool
+	if maskFloats > 0 {
+		masks = boolsIn(feats[int(n)*fn+extra:], int(n)*ndec)
+	}
 	for i := range obs {
 		if len(b)-off < 4+8*fn {
 			return fail("agent %d: observation needs %d bytes, only %d left", i, 4+8*fn, len(b)-off)
@@ -399,10 +408,7 @@ func (r *Reader) observations(sh Shape, extra int) ([]core.Observation, []float6
 		}
 		off += 4
 		f := feats[i*fn : (i+1)*fn : (i+1)*fn]
-		src := b[off : off+8*fn]
-		for k := range f {
-			f[k] = math.Float64frombits(le.Uint64(src[8*k:]))
-		}
+		getFloats(f, b[off:])
 		off += 8 * fn
 		obs[i].Features = f
 		if flags&obsHasMask != 0 {
@@ -444,7 +450,11 @@ func (r *Reader) observations(sh Shape, extra int) ([]core.Observation, []float6
 
 // DecodeObservations decodes a complete reset reply.
 func DecodeObservations(b []byte, sh Shape) ([]core.Observation, error) {
-	r := Reader{B: b}
+	return decodeObservations(b, sh, nil)
+}
+
+func decodeObservations(b []byte, sh Shape, slab *Slab) ([]core.Observation, error) {
+	r := Reader{B: b, slab: slab}
 	obs := r.Observations(sh)
 	r.End("observations")
 	if r.Err != nil {
@@ -484,9 +494,7 @@ func AppendStepResult(b []byte, res *core.StepResult, sh Shape) ([]byte, error) 
 	if len(res.Rewards) > 0 {
 		off := len(b)
 		b = slices.Grow(b, 8*len(res.Rewards))[:off+8*len(res.Rewards)]
-		for i, v := range res.Rewards {
-			binary.LittleEndian.PutUint64(b[off+8*i:], math.Float64bits(v))
-		}
+		putFloats(b[off:], res.Rewards)
 	}
 	b = AppendMetrics(b, res.Metrics)
 	b = AppendU32(b, uint32(len(res.Artifacts)))
@@ -499,7 +507,11 @@ func AppendStepResult(b []byte, res *core.StepResult, sh Shape) ([]byte, error) 
 
 // DecodeStepResult decodes a step (or truncate) reply that must match sh.
 func DecodeStepResult(b []byte, sh Shape) (core.StepResult, error) {
-	r := Reader{B: b}
+	return decodeStepResult(b, sh, nil)
+}
+
+func decodeStepResult(b []byte, sh Shape, slab *Slab) (core.StepResult, error) {
+	r := Reader{B: b, slab: slab}
 	var res core.StepResult
 	flags := r.U32("step flags")
 	if r.Err == nil && flags&^(stepTerminated|stepTruncated|stepHasRewards) != 0 {
@@ -515,9 +527,8 @@ func DecodeStepResult(b []byte, sh Shape) (core.StepResult, error) {
 	res.Observations = obs
 	if extra > 0 && r.need(8*sh.Agents, "rewards") {
 		res.Rewards = rewards[:sh.Agents:sh.Agents]
-		for i := range res.Rewards {
-			res.Rewards[i] = r.F64("reward")
-		}
+		getFloats(res.Rewards, r.B[r.Off:])
+		r.Off += 8 * sh.Agents
 	}
 	res.Metrics = r.Metrics("metric count")
 	if n := r.Count("artifact count", 8); n > 0 {
@@ -578,9 +589,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // AppendFloats appends u32 n; f64 × n.
 func AppendFloats(b []byte, v []float64) []byte {
 	b = AppendU32(b, uint32(len(v)))
-	for _, f := range v {
-		b = AppendF64(b, f)
-	}
+	off := len(b)
+	b = slices.Grow(b, 8*len(v))[:off+8*len(v)]
+	putFloats(b[off:], v)
 	return b
 }
 
@@ -594,9 +605,8 @@ func DecodeFloats(b []byte, want int) ([]float64, error) {
 	var v []float64
 	if r.Err == nil {
 		v = make([]float64, n)
-		for i := range v {
-			v[i] = r.F64("value")
-		}
+		getFloats(v, r.B[r.Off:])
+		r.Off += 8 * n
 	}
 	r.End("state")
 	if r.Err != nil {

@@ -121,7 +121,9 @@ type Env struct {
 	shape wasmabi.Shape
 	in    *instance // nil after a failure, until the next Reset
 	// lost says why the last instance was discarded.
-	lost   error
+	lost error
+	// slab holds the decoded observations, many steps per allocation.
+	slab   wasmabi.Slab
 	closed bool
 }
 
@@ -181,7 +183,7 @@ func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
 	if err != nil {
 		return nil, e.check(err)
 	}
-	obs, err := wasmabi.DecodeObservations(in.buf[:n], e.shape)
+	obs, err := e.slab.DecodeObservations(in.buf[:n], e.shape)
 	if err != nil {
 		return nil, e.check(in.fail("reset", fmt.Errorf("malformed reply: %w", err)))
 	}
@@ -206,7 +208,7 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 	if err != nil {
 		return core.StepResult{}, e.check(err)
 	}
-	res, err := wasmabi.DecodeStepResult(in.buf[:n], e.shape)
+	res, err := e.slab.DecodeStepResult(in.buf[:n], e.shape)
 	if err != nil {
 		return core.StepResult{}, e.check(in.fail("step", fmt.Errorf("malformed reply: %w", err)))
 	}
@@ -265,7 +267,7 @@ func (e *Env) Truncate() (core.StepResult, error) {
 	if err != nil {
 		return core.StepResult{}, e.check(err)
 	}
-	res, err := wasmabi.DecodeStepResult(in.buf[:n], e.shape)
+	res, err := e.slab.DecodeStepResult(in.buf[:n], e.shape)
 	if err != nil {
 		return core.StepResult{}, e.check(in.fail("truncate", fmt.Errorf("malformed reply: %w", err)))
 	}

@@ -1,0 +1,49 @@
+package wasm
+
+import (
+	"testing"
+	"time"
+)
+
+// TestWatchdogStopsOnlyOverrunningCalls drives the watchdog's ticks by hand:
+// an idle instance and one that starts a new call between every two ticks
+// are never stopped; a call that stays running is stopped at the tick that
+// completes a whole timeout, not before.
+func TestWatchdogStopsOnlyOverrunningCalls(t *testing.T) {
+	w := newWatchdog(400 * time.Millisecond) // period 100 ms, 4 ticks
+	stopped := map[string]int{}
+	newInst := func(name string) *instance {
+		in := &instance{}
+		in.cancel = func() { stopped[name]++ }
+		w.watched[in] = &watchState{}
+		return in
+	}
+	idle, busy, stuck := newInst("idle"), newInst("busy"), newInst("stuck")
+	stuck.calls.Add(1) // a call begins before the first tick
+	for tick := 1; tick <= 5; tick++ {
+		busy.calls.Add(2) // one call ends, the next begins
+		if tick == 1 {
+			busy.calls.Add(1)
+		}
+		if !w.tick() {
+			t.Fatal("tick reported nothing to watch")
+		}
+		// The stuck call was first seen at tick 1, so a whole timeout has
+		// passed at tick 5.
+		if want := map[bool]int{true: 1, false: 0}[tick == 5]; stopped["stuck"] != want {
+			t.Fatalf("tick %d: stuck call stopped %d times, want %d", tick, stopped["stuck"], want)
+		}
+	}
+	if stopped["idle"] != 0 || stopped["busy"] != 0 {
+		t.Fatalf("stopped calls that did not overrun: %v", stopped)
+	}
+	if !stuck.expired.Load() || idle.expired.Load() || busy.expired.Load() {
+		t.Fatal("expired flags: want only the stuck instance's set")
+	}
+	for _, in := range []*instance{idle, busy, stuck} {
+		w.forget(in)
+	}
+	if w.tick() {
+		t.Fatal("tick with nothing watched should stop the goroutine")
+	}
+}
