@@ -168,6 +168,9 @@ func newRuntime(ctx context.Context, l *Loader, memMiB int, closeOnDone bool) wa
 }
 
 func (m *module) close(ctx context.Context) {
+	if m.dog != nil {
+		m.dog.forgetAll()
+	}
 	if m.rt != nil {
 		m.rt.Close(ctx)
 	}

@@ -57,6 +57,14 @@ func (w *watchdog) forget(in *instance) {
 	w.mu.Unlock()
 }
 
+// forgetAll stops watching every instance (the module is closing); the
+// goroutine ends at its next tick.
+func (w *watchdog) forgetAll() {
+	w.mu.Lock()
+	clear(w.watched)
+	w.mu.Unlock()
+}
+
 func (w *watchdog) run() {
 	t := time.NewTicker(w.period)
 	defer t.Stop()

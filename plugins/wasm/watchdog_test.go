@@ -1,8 +1,11 @@
 package wasm
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/troupe-dev/troupe/core"
 )
 
 // TestWatchdogStopsOnlyOverrunningCalls drives the watchdog's ticks by hand:
@@ -45,5 +48,30 @@ func TestWatchdogStopsOnlyOverrunningCalls(t *testing.T) {
 	}
 	if w.tick() {
 		t.Fatal("tick with nothing watched should stop the goroutine")
+	}
+}
+
+// TestWatchdogEndsWithTheModule: closing a source ends its watchdog's
+// goroutine even if an env of it was never closed.
+func TestWatchdogEndsWithTheModule(t *testing.T) {
+	src, err := testLoad.LoadEnvSource(context.Background(), core.SourceRef{Path: mod("lbf_c.wasm"), Sandbox: core.Sandbox{CallTimeout: 40 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Open(); err != nil { // never closed
+		t.Fatal(err)
+	}
+	dog := src.m.dog
+	running := func() bool { dog.mu.Lock(); defer dog.mu.Unlock(); return dog.running }
+	if !running() {
+		t.Fatal("watchdog not running while an instance is open")
+	}
+	src.Close()
+	deadline := time.Now().Add(2 * time.Second)
+	for running() {
+		if time.Now().After(deadline) {
+			t.Fatal("watchdog still running 2 s after the source closed")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
