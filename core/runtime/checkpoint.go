@@ -60,7 +60,48 @@ func (t *Trainer) loadCheckpoint(out string) error {
 		return fmt.Errorf("resume: %w", err)
 	}
 	t.iter, t.envSteps = st.Iteration, st.EnvSteps
-	return truncateLines(filepath.Join(out, "metrics.jsonl"), st.Iteration)
+	if err := truncateLines(filepath.Join(out, "metrics.jsonl"), st.Iteration); err != nil {
+		return err
+	}
+	return truncateSamples(filepath.Join(out, LLMSamplesFile), st.Iteration)
+}
+
+// truncateSamples keeps the LLM samples of the checkpointed iterations,
+// atomically: the iterations after the checkpoint run again and record
+// their samples anew.
+func truncateSamples(path string, upTo int) error {
+	raw, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	var keep bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 1<<20), 1<<28)
+	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var rec struct {
+			Iteration int `json:"iteration"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return fmt.Errorf("resume: %s:%d: %w", path, n, err)
+		}
+		if rec.Iteration <= upTo {
+			keep.Write(sc.Bytes())
+			keep.WriteByte('\n')
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("resume: %s: %w", path, err)
+	}
+	if keep.Len() == len(raw) {
+		return nil
+	}
+	return writeFileAtomic(path, keep.Bytes())
 }
 
 // truncateLines keeps the first n lines of a file (the metrics of the
@@ -84,17 +125,26 @@ func truncateLines(path string, n int) error {
 		keep.WriteString(sc.Text())
 		keep.WriteByte('\n')
 	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("resume: %s: %w", path, err)
+	}
 	return writeFileAtomic(path, keep.Bytes())
 }
 
 // writeFileAtomic writes data to a temporary file in the same directory,
-// syncs it and renames it over path.
+// syncs it and renames it over path. The file gets mode 0644, like the
+// run directory's other files (os.CreateTemp makes 0600).
 func writeFileAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		os.Remove(tmp)

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -117,9 +119,11 @@ func (s *Setup) score(res *EpisodeResult) {
 			res.Metrics[k] = v
 		}
 	}
+	// Summed in name order: floating-point addition is not associative, and
+	// map order would make the same seed give a different last bit.
 	res.Reward = 0
-	for k, w := range s.Weights {
-		res.Reward += w * res.Components[k]
+	for _, k := range slices.Sorted(maps.Keys(s.Weights)) {
+		res.Reward += s.Weights[k] * res.Components[k]
 	}
 }
 

@@ -126,7 +126,7 @@ func (w *worker) maxSteps() int {
 
 // run plays one episode. A failure of the env or an LLM is returned as a
 // failed result (and the env is reopened), never as an error; the error is
-// reserved for cancellation.
+// reserved for cancellation and for an env that cannot be reopened.
 func (w *worker) run(ctx context.Context, taskSeed, rollout uint64, a actor, record bool, observe func(StepEvent)) (EpisodeResult, error) {
 	res, err := w.play(ctx, taskSeed, rollout, a, record, observe)
 	if err != nil {

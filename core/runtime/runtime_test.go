@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/troupe-dev/troupe/core"
@@ -69,7 +71,6 @@ func TestDeterministicAcrossWorkers(t *testing.T) {
 	}
 }
 
-// interruptAfter cancels the context once the trainer completed n iterations.
 func TestResumeEqualsUninterrupted(t *testing.T) {
 	full := t.TempDir()
 	if err := train(t, toySetup(2), full, false, context.Background()); err != nil {
@@ -147,7 +148,7 @@ func TestTrainingLearns(t *testing.T) {
 func TestFailedEpisodesCounted(t *testing.T) {
 	s := toySetup(2)
 	bad := TrainTaskSeed(s.Seed, 0, 1)
-	closed := 0
+	var closed atomic.Int64
 	s.Env = toySource{mk: func() *toyEnv { e := newToy(); e.failSeed = bad; e.closed = &closed; return e }}
 	s.Train.MaxFailureRatio = 0.5
 	tr, err := NewTrainer(s)
@@ -167,8 +168,8 @@ func TestFailedEpisodesCounted(t *testing.T) {
 			t.Fatalf("failure reason lost: %q", r.Reason)
 		}
 	}
-	if closed < s.Train.GroupSize {
-		t.Fatalf("a failed env instance must be closed and replaced; closed %d", closed)
+	if n := closed.Load(); n < int64(s.Train.GroupSize) {
+		t.Fatalf("a failed env instance must be closed and replaced; closed %d", n)
 	}
 	// Past the failure ratio the run stops with a clear error.
 	s.Train.MaxFailureRatio = 0.1
@@ -224,6 +225,31 @@ func TestSetupValidation(t *testing.T) {
 	s.Agents = []AgentLLM{{}, {}, {}}
 	if _, err := NewTrainer(s); err == nil || !strings.Contains(err.Error(), "3 agent LLMs") {
 		t.Fatalf("agent count mismatch must be an error: %v", err)
+	}
+	// A Train built by hand (not by the agentfile) is checked too: a zero
+	// CheckpointEvery used to divide by zero in Run, empty groups to write
+	// NaN statistics, and an empty Credit to train with independent credit.
+	for _, c := range []struct {
+		edit func(*Train)
+		want string
+	}{
+		{func(t *Train) { t.CheckpointEvery = 0 }, "train.checkpoint_every must be at least 1, got 0"},
+		{func(t *Train) { t.GroupSize = 0 }, "train.group_size must be at least 1, got 0"},
+		{func(t *Train) { t.TasksPerIteration = -1 }, "train.tasks_per_iteration must be at least 1, got -1"},
+		{func(t *Train) { t.Credit = "" }, `train.credit must be joint or independent, got ""`},
+		{func(t *Train) { t.Baseline = "median" }, `train.baseline must be mean, rloo or max, got "median"`},
+		{func(t *Train) { t.Scale = "std" }, `train.scale must be group, batch or none, got "std"`},
+		{func(t *Train) { t.MaxFailureRatio = math.NaN() }, "train.max_failure_ratio must be in [0, 1], got NaN"},
+	} {
+		s := toySetup(1)
+		c.edit(&s.Train)
+		tr, err := NewTrainer(s)
+		if err == nil {
+			tr.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewTrainer: err = %v, want it to contain %q", err, c.want)
+		}
 	}
 }
 

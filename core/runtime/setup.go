@@ -75,6 +75,38 @@ func DefaultTrain() Train {
 	}
 }
 
+// validate reports the first setting training cannot run with (the
+// agentfile checks the same with file and line; this guards Go programs
+// that build a Train themselves).
+func (t Train) validate() error {
+	switch {
+	case t.TasksPerIteration < 1:
+		return fmt.Errorf("setup: train.tasks_per_iteration must be at least 1, got %d", t.TasksPerIteration)
+	case t.GroupSize < 1:
+		return fmt.Errorf("setup: train.group_size must be at least 1, got %d", t.GroupSize)
+	case t.CheckpointEvery < 1:
+		return fmt.Errorf("setup: train.checkpoint_every must be at least 1, got %d", t.CheckpointEvery)
+	case !(t.MaxFailureRatio >= 0 && t.MaxFailureRatio <= 1):
+		return fmt.Errorf("setup: train.max_failure_ratio must be in [0, 1], got %v", t.MaxFailureRatio)
+	}
+	switch t.Baseline {
+	case grpo.BaselineMean, grpo.BaselineRLOO, grpo.BaselineMax:
+	default:
+		return fmt.Errorf("setup: train.baseline must be mean, rloo or max, got %q", t.Baseline)
+	}
+	switch t.Scale {
+	case grpo.ScaleGroup, grpo.ScaleBatch, grpo.ScaleNone:
+	default:
+		return fmt.Errorf("setup: train.scale must be group, batch or none, got %q", t.Scale)
+	}
+	switch t.Credit {
+	case "joint", "independent":
+	default:
+		return fmt.Errorf("setup: train.credit must be joint or independent, got %q", t.Credit)
+	}
+	return nil
+}
+
 // Eval configures evaluation.
 type Eval struct {
 	Episodes int

@@ -3,8 +3,10 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 
 	"github.com/troupe-dev/troupe/core"
 )
@@ -22,7 +24,10 @@ type toyEnv struct {
 	failSeed uint64
 	seed     uint64
 	trapStep int
-	closed   *int
+	// closed, if set, counts Close calls; the workers' envs share it.
+	closed *atomic.Int64
+	// nanMetric makes Step report the metric "wobble" as NaN.
+	nanMetric bool
 }
 
 func newToy() *toyEnv { return &toyEnv{steps: 6, trapStep: 2} }
@@ -73,13 +78,16 @@ func (e *toyEnv) Step(a []core.Action) (core.StepResult, error) {
 	e.t++
 	res := core.StepResult{Observations: e.obs(), Rewards: []float64{rew, rew}, Terminated: e.t >= e.steps}
 	res.Metrics = map[string]float64{"tokens": float64(e.tokens), "reference_tokens": 100, "makespan_s": float64(e.t), "reference_makespan_s": float64(e.steps)}
+	if e.nanMetric {
+		res.Metrics["wobble"] = math.NaN()
+	}
 	return res, nil
 }
 
 func (e *toyEnv) State() []float64 { return []float64{float64(e.target)} }
 func (e *toyEnv) Close() error {
 	if e.closed != nil {
-		*e.closed++
+		e.closed.Add(1)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/troupe-dev/troupe/core"
@@ -66,6 +67,9 @@ func NewTrainer(s Setup) (*Trainer, error) {
 	spec := probe.Spec()
 	_ = probe.Close()
 	if err := s.validate(spec); err != nil {
+		return nil, err
+	}
+	if err := s.Train.validate(); err != nil {
 		return nil, err
 	}
 	if s.Train.Workers < 1 {
@@ -300,6 +304,27 @@ func fillMeans(st *IterationStats, results []EpisodeResult) {
 	st.RewardMean, st.RewardStd = meanStd(rewards)
 }
 
+// nonFinite names the mean components and metrics of st that JSON cannot
+// hold (NaN or ±Inf, reported so by an env or a reward function).
+func nonFinite(st IterationStats) string {
+	var bad []string
+	for _, part := range []struct {
+		name string
+		m    map[string]float64
+	}{{"components", st.Components}, {"metrics", st.Metrics}} {
+		for k, v := range part.m {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				bad = append(bad, fmt.Sprintf("%s.%s = %v", part.name, k, v))
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return "a statistic is not finite"
+	}
+	sort.Strings(bad)
+	return strings.Join(bad, ", ")
+}
+
 func meanStd(xs []float64) (float64, float64) {
 	if len(xs) == 0 {
 		return 0, 0
@@ -346,8 +371,13 @@ func (t *Trainer) Run(ctx context.Context, o RunOptions) error {
 		if err := t.loadCheckpoint(o.Out); err != nil {
 			return err
 		}
-	} else if err := os.Remove(filepath.Join(o.Out, "metrics.jsonl")); err != nil && !os.IsNotExist(err) {
-		return err
+	} else {
+		// A fresh run replaces what an earlier run left in Out.
+		for _, name := range []string{"metrics.jsonl", LLMSamplesFile} {
+			if err := os.Remove(filepath.Join(o.Out, name)); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
 	}
 	mf, err := os.OpenFile(filepath.Join(o.Out, "metrics.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -367,14 +397,19 @@ func (t *Trainer) Run(ctx context.Context, o RunOptions) error {
 				return ErrInterrupted
 			}
 			if saved != t.iter {
-				_ = t.saveCheckpoint(o.Out)
+				if cerr := t.saveCheckpoint(o.Out); cerr != nil {
+					return errors.Join(err, cerr)
+				}
 			}
 			return err
 		}
 		if err := t.appendLLMSamples(o.Out, st.Iteration, results); err != nil {
 			return err
 		}
-		line, _ := json.Marshal(st)
+		line, err := json.Marshal(st)
+		if err != nil {
+			return fmt.Errorf("iteration %d: writing metrics.jsonl: %s: %w", st.Iteration, nonFinite(st), err)
+		}
 		if _, err := mf.Write(append(line, '\n')); err != nil {
 			return err
 		}
