@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 
@@ -14,7 +15,7 @@ func init() {
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("eval", "eval [-f agentfile.toml] [--policy FILE] [--episodes N] [--seed S] [--json] [--set key=value]...", stderr)
+	fs := newFlagSet("eval", "eval [-f agentfile.toml] [--policy FILE] [--episodes N] [--seed S] [--sampled] [--json] [--set key=value]...", stderr)
 	var pf projectFlags
 	pf.register(fs)
 	pol := fs.String("policy", "", "trained policy (policy.safetensors); without it only the baselines are evaluated")
@@ -25,20 +26,22 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["episodes"] && *episodes < 1 {
+		fmt.Fprintf(stderr, "troupe eval: --episodes must be at least 1, got %d\n", *episodes)
+		return exitUsage
+	}
 	p, built, ok := pf.open(ctx, *pol, stderr)
 	if !ok {
 		return exitUsage
 	}
 	defer built.Close()
 	e := built.Setup.Eval
-	if *episodes != 0 {
-		if *episodes < 0 {
-			fmt.Fprintf(stderr, "troupe eval: --episodes must be positive, got %d\n", *episodes)
-			return exitUsage
-		}
+	if given["episodes"] {
 		e.Episodes = *episodes
 	}
-	if *seed != 0 {
+	if given["seed"] {
 		e.Seed = *seed
 	}
 	e.Sampled = e.Sampled || *sampled
@@ -48,7 +51,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitRuntime
 	}
 	if *asJSON {
-		b, _ := json.Marshal(rep)
+		b, err := json.Marshal(rep)
+		if err != nil {
+			fmt.Fprintf(stderr, "troupe eval: %v\n", err)
+			return exitRuntime
+		}
 		fmt.Fprintln(stdout, string(b))
 		return exitOK
 	}

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/troupe-dev/troupe/core/llm"
 	"github.com/troupe-dev/troupe/core/runtime"
@@ -20,9 +23,13 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	format := fs.String("format", "jsonl", "output format: jsonl (TRL's conversational prompt/completion layout, also read by verl)")
 	out := fs.String("out", "", "output file (default: standard output)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
 		return exitUsage
 	}
 	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "troupe export: want one RUN_DIR (flags go before it), got %d arguments\n", fs.NArg())
 		fs.Usage()
 		return exitUsage
 	}
@@ -34,7 +41,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	// Only iterations that made it into metrics.jsonl count (a run
 	// interrupted mid-iteration may have recorded more).
 	upTo := 0
-	if stats, err := report.ReadMetrics(dir + "/metrics.jsonl"); err == nil && len(stats) > 0 {
+	if stats, err := report.ReadMetrics(filepath.Join(dir, "metrics.jsonl")); err == nil && len(stats) > 0 {
 		upTo = stats[len(stats)-1].Iteration
 	}
 	samples, err := runtime.ReadLLMSamples(dir, upTo)

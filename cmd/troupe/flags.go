@@ -16,7 +16,10 @@ import (
 // setFlags collects repeated --set key=value flags.
 type setFlags []string
 
-func (s *setFlags) String() string     { return strings.Join(*s, " ") }
+// String returns the overrides joined by spaces (flag.Value).
+func (s *setFlags) String() string { return strings.Join(*s, " ") }
+
+// Set appends one override (flag.Value).
 func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 // projectFlags are the flags every project command shares.
@@ -105,7 +108,8 @@ func loadPolicy(path string, stderr io.Writer) (*policy.Policy, bool) {
 	}
 	p, err := policy.Load(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "troupe: --policy %s: %v\n", path, err)
+		// policy.Load's errors name the file.
+		fmt.Fprintf(stderr, "troupe: --policy: %v\n", err)
 		return nil, false
 	}
 	return p, true

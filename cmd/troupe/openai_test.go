@@ -194,4 +194,16 @@ func TestRecordThenReplayOffline(t *testing.T) {
 	if live != replay {
 		t.Fatalf("replayed evaluation differs:\n%s\n%s", live, replay)
 	}
+	// Replaying needs no endpoint and no key, even for the hosted API,
+	// which otherwise requires one.
+	t.Setenv("TROUPE_TEST_KEY", "")
+	code, hosted, stderr := troupe(t, "eval", "-f", af, "--episodes", "2", "--json", "--set", "eval.policies=[\"sop\",\"parallel_naive\"]",
+		"--set", "llm.default.cache_mode=replay", "--set", `llm.default.base_url="https://api.openai.com/v1"`)
+	if code != exitOK {
+		t.Fatalf("eval (replay, hosted URL, no key): exit %d: %s", code, stderr)
+	}
+	hosted = strings.Replace(hosted, `"backend":"replay:openai"`, `"backend":"X"`, 1)
+	if hosted != live {
+		t.Fatalf("replay with the hosted URL differs:\n%s\n%s", live, hosted)
+	}
 }

@@ -6,9 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
-	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/runtime"
 )
 
@@ -39,10 +39,16 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer built.Close()
-	var spec core.EnvSpec
-	if e, err := built.Setup.Env.Open(); err == nil {
-		spec = e.Spec()
-		_ = e.Close()
+	e, err := built.Setup.Env.Open()
+	if err != nil {
+		fmt.Fprintf(stderr, "troupe run: %v\n", err)
+		return exitRuntime
+	}
+	spec := e.Spec()
+	_ = e.Close()
+	if p == nil && *baseline != "random" && !slices.Contains(spec.Baselines, *baseline) {
+		fmt.Fprintf(stderr, "troupe run: --baseline %q: env %s has no such baseline (have %s)\n", *baseline, spec.Name, strings.Join(append(slices.Clone(spec.Baselines), "random"), ", "))
+		return exitUsage
 	}
 	who := *baseline
 	if p != nil {

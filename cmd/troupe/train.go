@@ -24,7 +24,7 @@ func init() {
 }
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("train", "train [-f agentfile.toml] [--out DIR] [--set key=value]... [--resume DIR]", stderr)
+	fs := newFlagSet("train", "train [-f agentfile.toml] [--out DIR] [--set key=value]... [--resume DIR] [--no-eval]", stderr)
 	var pf projectFlags
 	pf.register(fs)
 	out := fs.String("out", "", "run directory (default runs/NAME-TIME)")

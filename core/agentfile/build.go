@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strings"
 
 	"github.com/troupe-dev/troupe/core"
@@ -36,7 +37,7 @@ func (b *Built) Close() error {
 func (c Config) ref(key, source string, params map[string]any, sb Sandbox, sha string) (core.SourceRef, error) {
 	r, err := core.ParseSourceRef(source)
 	if err != nil {
-		return r, &Error{File: c.Path, Key: key, Msg: err.Error()}
+		return r, c.errorAt(key, err)
 	}
 	if r.Scheme != "builtin" && !filepath.IsAbs(r.Path) && c.Dir != "" {
 		r.Path = filepath.Join(c.Dir, r.Path)
@@ -66,17 +67,20 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 	}
 	src, err := core.LoadEnv(ctx, envRef)
 	if err != nil {
-		return fail(err)
+		return fail(c.loadError("env", "env ", err))
 	}
 	b.closers = append(b.closers, src.Close)
 	probe, err := src.Open()
 	if err != nil {
-		return fail(fmt.Errorf("env %s: %w", envRef, err))
+		return fail(c.errorAt("env", fmt.Errorf("%s: %w", envRef, err)))
 	}
 	spec := probe.Spec()
 	_ = probe.Close()
 	if n := c.TotalAgents(); n > 0 && n != spec.NumAgents() {
-		return fail(&Error{File: c.Path, Key: "agents", Msg: fmt.Sprintf("the [[agents]] tables count %d agents, but env %q has %d (set the team size in [env.params])", n, spec.Name, spec.NumAgents())})
+		return fail(c.errorAt("agents", fmt.Errorf("the [[agents]] tables count %d agents, but env %q has %d (set the team size in [env.params])", n, spec.Name, spec.NumAgents())))
+	}
+	if err := checkPolicies(c.Eval.Policies, spec); err != nil {
+		return fail(c.errorAt("eval.policies", err))
 	}
 	s := runtime.Setup{Name: c.Project.Name, Env: src, Seed: c.Project.Seed, Weights: c.Reward.Weights}
 	for i, r := range c.Rewards {
@@ -87,7 +91,7 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 		}
 		rf, err := core.LoadReward(ctx, ref)
 		if err != nil {
-			return fail(err)
+			return fail(c.loadError(fmt.Sprintf("rewards.%d", i), "reward ", err))
 		}
 		if cl, ok := rf.(interface{ Close() error }); ok {
 			b.closers = append(b.closers, cl.Close)
@@ -133,6 +137,27 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 	return b, nil
 }
 
+// loadError is a configuration error about key for err, a loader's error,
+// with the loader's prefix (which the key makes redundant) removed.
+func (c Config) loadError(key, prefix string, err error) error {
+	e := c.errorAt(key, err)
+	e.Msg = strings.TrimPrefix(e.Msg, prefix)
+	return e
+}
+
+// checkPolicies reports a name in eval.policies that is neither "grpo",
+// "random" nor one of the env's baselines.
+func checkPolicies(names []string, spec core.EnvSpec) error {
+	have := append([]string{"grpo"}, spec.Baselines...)
+	have = append(have, "random")
+	for _, n := range names {
+		if !slices.Contains(have, n) {
+			return fmt.Errorf("no policy %q for env %s (have %s)", n, spec.Name, strings.Join(have, ", "))
+		}
+	}
+	return nil
+}
+
 // resolvePathParams returns params with relative paths made absolute
 // against the agentfile's directory. A param is a path when its name is
 // "dataset" or ends in "_dir", "_file" or "_path", and its value is a
@@ -174,33 +199,75 @@ func (c Config) Resolved() Config {
 		return r.Scheme + ":" + filepath.Join(c.Dir, r.Path)
 	}
 	out.Env.Source = abs(c.Env.Source)
+	out.Env.Params = c.resolvePathParams(c.Env.Params)
+	out.Env.Sandbox.ReadOnlyDirs = c.absPaths(c.Env.Sandbox.ReadOnlyDirs)
 	out.Rewards = append([]Reward(nil), c.Rewards...)
 	for i := range out.Rewards {
-		out.Rewards[i].Source = abs(out.Rewards[i].Source)
+		r := &out.Rewards[i]
+		r.Source = abs(r.Source)
+		r.Params = c.resolvePathParams(r.Params)
+		r.Sandbox.ReadOnlyDirs = c.absPaths(r.Sandbox.ReadOnlyDirs)
+	}
+	out.LLM = make(map[string]LLM, len(c.LLM))
+	for name, l := range c.LLM {
+		if l.Cache != "" && !filepath.IsAbs(l.Cache) && c.Dir != "" {
+			l.Cache = filepath.Join(c.Dir, l.Cache)
+		}
+		out.LLM[name] = l
+	}
+	return out
+}
+
+// absPaths returns paths with the relative ones resolved against the
+// agentfile's directory.
+func (c Config) absPaths(paths []string) []string {
+	if c.Dir == "" || len(paths) == 0 {
+		return paths
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(c.Dir, p)
+		}
+		out[i] = p
 	}
 	return out
 }
 
 func (c Config) openai(name string, l LLM, b *Built) (core.LLM, error) {
+	dir := l.Cache
+	if dir != "" && !filepath.IsAbs(dir) && c.Dir != "" {
+		dir = filepath.Join(c.Dir, dir)
+	}
+	if dir != "" && llm.RecordMode(l.CacheMode) == llm.ModeReplay {
+		// Replaying never calls the endpoint: no client and no API key.
+		r, err := llm.NewRecorder(llm.Offline{Backend: "openai", Model: l.Model}, dir, llm.ModeReplay)
+		if err != nil {
+			return nil, c.errorAt("llm."+name+".cache", err)
+		}
+		return r, nil
+	}
+	// In OpenAIConfig a zero MaxRetries means the default and a negative
+	// one none; in the agentfile max_retries = 0 means no retries.
+	retries := l.MaxRetries
+	if retries == 0 {
+		retries = -1
+	}
 	o, err := llm.NewOpenAI(llm.OpenAIConfig{
 		BaseURL: l.BaseURL, Model: l.Model, APIKeyEnv: l.APIKeyEnv,
 		MaxConcurrency: l.MaxConcurrency, RequestsPerMinute: l.RequestsPerMinute, TokensPerMinute: l.TokensPerMinute,
-		MaxRetries: l.MaxRetries, Timeout: l.Timeout.Duration,
+		MaxRetries: retries, Timeout: l.Timeout.Duration,
 	})
 	if err != nil {
-		return nil, &Error{File: c.Path, Key: "llm." + name, Msg: err.Error()}
+		return nil, c.errorAt("llm."+name, err)
 	}
 	b.closers = append(b.closers, o.Close)
-	if l.Cache == "" {
+	if dir == "" {
 		return o, nil
-	}
-	dir := l.Cache
-	if !filepath.IsAbs(dir) && c.Dir != "" {
-		dir = filepath.Join(c.Dir, dir)
 	}
 	r, err := llm.NewRecorder(o, dir, llm.RecordMode(l.CacheMode))
 	if err != nil {
-		return nil, &Error{File: c.Path, Key: "llm." + name + ".cache", Msg: err.Error()}
+		return nil, c.errorAt("llm."+name+".cache", err)
 	}
 	return r, nil
 }

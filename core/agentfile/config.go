@@ -27,6 +27,8 @@ type Config struct {
 	Dir string `toml:"-"`
 	// Path is the file the config was loaded from ("" when built in code).
 	Path string `toml:"-"`
+
+	src *source // where the config came from, for errors; nil when built in code
 }
 
 // Project names the project and fixes its master seed.
@@ -201,7 +203,7 @@ func Default() Config {
 func DefaultLLM() LLM {
 	return LLM{
 		Backend:        "sim",
-		Model:          "sim-default",
+		Model:          "gpt-4o-mini",
 		APIKeyEnv:      "OPENAI_API_KEY",
 		MaxConcurrency: 16,
 		MaxRetries:     5,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,8 +22,11 @@ type Error struct {
 	Line int    // 1-based; 0 when unknown
 	Key  string // dotted key, e.g. "train.group_size"
 	Msg  string
+
+	err error // the underlying error, if any
 }
 
+// Error returns "FILE[:LINE][: KEY]: MSG".
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
@@ -36,13 +40,51 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the error that caused e, if any.
+func (e *Error) Unwrap() error { return e.err }
+
+// source remembers where a Config came from, so that errors found after
+// loading (when the env and rewards are built) can name the file and line.
+type source struct {
+	name      string // the file as given to Load or Parse
+	lines     lineIndex
+	overrides []string
+}
+
+// errorAt returns a configuration error about key: in the file at the
+// key's line (or the line of its nearest enclosing table), or in --set
+// when an override set the key.
+func (c Config) errorAt(key string, err error) *Error {
+	e := &Error{Key: key, Msg: err.Error(), err: err}
+	c.locate(e)
+	return e
+}
+
+// locate fills e.File and e.Line from where c came from.
+func (c Config) locate(e *Error) {
+	if c.src == nil {
+		e.File = c.Path
+		return
+	}
+	if overridden(c.src.overrides, e.Key) {
+		e.File, e.Line = "--set", 0
+		return
+	}
+	e.File, e.Line = c.src.name, c.src.lines.findNearest(e.Key)
+}
+
 // Load reads the agentfile at path, applies overrides ("dotted.key=value",
 // the value written as a TOML value; a bare word is a string), fills
 // defaults and validates the result.
 func Load(path string, overrides ...string) (Config, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, &Error{File: path, Msg: err.Error()}
+		// The *PathError's text would repeat the file name.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return Config{}, &Error{File: path, Msg: pe.Err.Error(), err: err}
+		}
+		return Config{}, &Error{File: path, Msg: err.Error(), err: err}
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -96,14 +138,11 @@ func Parse(name string, text []byte, overrides ...string) (Config, error) {
 	if len(cfg.LLM) == 0 {
 		cfg.LLM = map[string]LLM{"default": DefaultLLM()}
 	}
+	cfg.src = &source{name: name, lines: lines, overrides: overrides}
 	if verr := cfg.Validate(); verr != nil {
 		var e *Error
 		if errors.As(verr, &e) {
-			e.File = name
-			e.Line = lines.findDotted(e.Key)
-			if e.Line == 0 && overridden(overrides, e.Key) {
-				e.File = "--set"
-			}
+			cfg.locate(e)
 		}
 		return Config{}, verr
 	}
@@ -338,6 +377,30 @@ func (idx lineIndex) findDotted(key string) int {
 		}
 	}
 	return 0
+}
+
+// findNearest returns the line of key, else of the first entry inside it
+// ("agents" finds [[agents]]), else of its nearest enclosing table that
+// the file spells out; 0 when none is in the file.
+func (idx lineIndex) findNearest(key string) int {
+	if l := idx.findDotted(key); l > 0 {
+		return l
+	}
+	for _, e := range idx.entries {
+		if strings.HasPrefix(e.path, key+".") {
+			return e.line
+		}
+	}
+	for {
+		i := strings.LastIndexByte(key, '.')
+		if i < 0 {
+			return 0
+		}
+		key = key[:i]
+		if l := idx.findDotted(key); l > 0 {
+			return l
+		}
+	}
 }
 
 func stripIndexes(p string) string {

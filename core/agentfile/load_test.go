@@ -173,3 +173,39 @@ func TestPathParamsResolved(t *testing.T) {
 		}
 	}
 }
+
+func TestOverrideErrorNamesSet(t *testing.T) {
+	// group_size is in the file (line 18), but the bad value is the
+	// override's.
+	_, err := Load(write(t, good), "train.group_size=-1")
+	var e *Error
+	if !errors.As(err, &e) || e.File != "--set" || e.Line != 0 || e.Key != "train.group_size" {
+		t.Fatalf("want --set: train.group_size, got %v", err)
+	}
+}
+
+func TestResolvedPaths(t *testing.T) {
+	c := Config{Dir: "/proj",
+		Env:     Env{Source: "wasm:env.wasm", Params: map[string]any{"corpus_dir": "rfcs"}, Sandbox: Sandbox{ReadOnlyDirs: []string{"data", "/abs"}}},
+		Rewards: []Reward{{Source: "builtin:tokens", Params: map[string]any{"dataset": "d.jsonl"}}},
+		LLM:     map[string]LLM{"default": {Cache: "cache"}},
+	}
+	r := c.Resolved()
+	if r.Env.Source != "wasm:/proj/env.wasm" || r.Env.Params["corpus_dir"] != "/proj/rfcs" ||
+		strings.Join(r.Env.Sandbox.ReadOnlyDirs, ",") != "/proj/data,/abs" ||
+		r.Rewards[0].Params["dataset"] != "/proj/d.jsonl" || r.LLM["default"].Cache != "/proj/cache" {
+		t.Fatalf("Resolved left relative paths: %+v", r)
+	}
+	if c.Env.Params["corpus_dir"] != "rfcs" || c.LLM["default"].Cache != "cache" {
+		t.Fatalf("Resolved changed its receiver: %+v", c)
+	}
+}
+
+func TestFindNearest(t *testing.T) {
+	idx := newLineIndex([]byte("[env.params]\nsize = 8\n[[agents]]\ncount = 2\n[train]\n"))
+	for key, want := range map[string]int{"env": 1, "env.params.size": 2, "agents": 3, "agents.0.llm": 3, "train.group_size": 5, "eval.seed": 0} {
+		if got := idx.findNearest(key); got != want {
+			t.Errorf("%s: line %d, want %d", key, got, want)
+		}
+	}
+}

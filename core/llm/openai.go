@@ -221,10 +221,10 @@ func (b drainingBody) Close() error {
 	return b.ReadCloser.Close()
 }
 
-// String describes the backend without its key.
 // Name returns "openai", the backend's name in results.
 func (o *OpenAI) Name() string { return "openai" }
 
+// String describes the backend without its key.
 func (o *OpenAI) String() string {
 	return fmt.Sprintf("openai(base_url=%s model=%s max_concurrency=%d)", o.cfg.BaseURL, o.cfg.Model, o.cfg.MaxConcurrency)
 }
@@ -284,6 +284,8 @@ type CallError struct {
 	cause     error // context errors and ErrClosed only
 }
 
+// Error describes the call's failure: the endpoint, the last attempt's
+// error and how many attempts were made.
 func (e *CallError) Error() string {
 	s := "openai: POST " + e.Endpoint + ": " + e.msg
 	switch {

@@ -372,15 +372,21 @@ func TestOpenAICloseEndsCallsAndWaits(t *testing.T) {
 	}
 	waitFor(t, func() bool { return fs.requests() == 4 })
 	o.Close()
-	// Close waited, so every call has already returned.
+	// Close waited, so the four calls in flight have already failed (a
+	// call records its failure before it returns). The channel cannot show
+	// this: a goroutine sends after Chat has returned, and the two queued
+	// calls may not even have begun when Close was called.
+	if f := o.Accounting().Total().Failures; f < 4 {
+		t.Fatalf("Close returned before the calls in flight ended: %d failures recorded", f)
+	}
 	for range 6 {
 		select {
 		case err := <-errs:
 			if !errors.Is(err, ErrClosed) {
 				t.Errorf("want ErrClosed, got %v", err)
 			}
-		default:
-			t.Fatal("Close returned before a call ended")
+		case <-time.After(5 * time.Second):
+			t.Fatal("a call did not end after Close")
 		}
 	}
 	if _, err := o.Chat(context.Background(), userReq(0, "x")); !errors.Is(err, ErrClosed) {

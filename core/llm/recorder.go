@@ -168,7 +168,6 @@ func (r *Recorder) Stats() RecorderStats {
 // Path returns the file that holds (or would hold) the recording of key.
 func (r *Recorder) Path(key string) string { return filepath.Join(r.dir, key+".json") }
 
-// String names the recorder, its mode and directory.
 // Name returns "record:NAME", "replay:NAME" or "auto:NAME" after the mode
 // and the inner backend's name.
 func (r *Recorder) Name() string {
@@ -179,6 +178,7 @@ func (r *Recorder) Name() string {
 	return string(r.mode) + ":" + inner
 }
 
+// String names the recorder, its mode and directory.
 func (r *Recorder) String() string {
 	return fmt.Sprintf("recorder(mode=%s dir=%s inner=%v)", r.mode, r.dir, r.inner)
 }
@@ -321,4 +321,23 @@ func (r *Recorder) write(rec Recording) error {
 		return fmt.Errorf("recorder: write %s: %w", r.Path(rec.Key), werr)
 	}
 	return nil
+}
+
+// Offline stands in for the backend behind a replaying [Recorder], which
+// never calls it: it names the backend and the default model (which key the
+// recordings) without a client, an endpoint or an API key. Its Chat fails.
+type Offline struct {
+	Backend string // the recorded backend's name, e.g. "openai"
+	Model   string // the model requests without one are keyed with
+}
+
+// Name returns o.Backend.
+func (o Offline) Name() string { return o.Backend }
+
+// DefaultModel returns o.Model.
+func (o Offline) DefaultModel() string { return o.Model }
+
+// Chat fails: an offline backend has no endpoint.
+func (o Offline) Chat(context.Context, core.ChatRequest) (core.ChatResponse, error) {
+	return core.ChatResponse{}, fmt.Errorf("%s: offline stand-in for replay: no endpoint to call", o.Backend)
 }
