@@ -520,3 +520,69 @@ func TestRewardPlugin(t *testing.T) {
 		t.Errorf("loading an env-only binary as a reward: err = %v", err)
 	}
 }
+
+// Host-to-plugin messages larger than gRPC's default 4 MiB limit (an episode
+// with large artifacts, sent to a reward plugin) reach the plugin; the serve
+// kit lifts the server's limit as go-plugin lifts the client's.
+func TestLargeMessages(t *testing.T) {
+	noLeftovers(t)
+	rf, err := core.LoadReward(context.Background(), ref(bin.faulty, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.(interface{ Close() error }).Close()
+	big := make([]byte, 6<<20)
+	ep := &core.Episode{Steps: 3, Metrics: map[string]float64{"total": 7}, Artifacts: map[string][]byte{"log.txt": big}}
+	c, m, err := rf.Score(ep)
+	if err != nil || c["total"] != 7 || m["steps"] != 3 {
+		t.Fatalf("Score of an episode with 6 MiB of artifacts = %v, %v, %v", c, m, err)
+	}
+}
+
+// A plugin that cannot answer go-plugin's shutdown request (here: stopped
+// with SIGSTOP) must not hang CleanupClients, which the CLI calls on Ctrl-C.
+func TestCleanupClientsStoppedPlugin(t *testing.T) {
+	noLeftovers(t)
+	env := open(t, loadEnv(t, ref(bin.faulty, nil)))
+	pid := pidOf(env)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		CleanupClients()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		syscall.Kill(pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("CleanupClients still waiting for stopped plugin %d after 20s", pid)
+	}
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("stopped plugin %d survived CleanupClients", pid)
+	}
+}
+
+// CleanupClients running while a process starts (between its registration
+// and go-plugin's start) stops that process too, and the start fails saying
+// so, not blaming the binary's handshake.
+func TestCleanupClientsDuringStart(t *testing.T) {
+	noLeftovers(t)
+	testHookStart = CleanupClients
+	defer func() { testHookStart = nil }()
+	src, err := core.LoadEnv(context.Background(), ref(bin.faulty, nil))
+	if err == nil {
+		env, oerr := src.Open()
+		if oerr == nil {
+			env.Close()
+		}
+		src.Close()
+		t.Fatal("LoadEnv succeeded though CleanupClients ran while its process started")
+	}
+	if !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "while it started") {
+		t.Errorf("err = %v, want ErrExited saying the process was stopped while it started", err)
+	}
+}

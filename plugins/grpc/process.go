@@ -53,6 +53,11 @@ const minStartTimeout = 10 * time.Second
 // process's exit status, so the error can say how the process ended.
 const exitWait = time.Second
 
+// killGrace is how long a stop waits for go-plugin's graceful shutdown
+// (which itself gives the process 2 s after the plugin acknowledged) before
+// it kills the process.
+const killGrace = 5 * time.Second
+
 // pluginConfig is what starting a plugin's processes needs, resolved once
 // from a core.SourceRef.
 type pluginConfig struct {
@@ -150,6 +155,10 @@ type process struct {
 	exitReason string        // set before exited is closed
 
 	killOnce sync.Once
+
+	mu       sync.Mutex
+	osProc   *os.Process // set once go-plugin's start returned
+	stopping bool        // kill was called
 }
 
 // live holds every process started and not yet stopped, for CleanupClients.
@@ -183,6 +192,10 @@ func liveProcesses() int {
 	defer live.Unlock()
 	return len(live.procs)
 }
+
+// testHookStart, if set, runs between a process's registration and its
+// start (tests only).
+var testHookStart func()
 
 var pluginVersionRE = regexp.MustCompile(`Plugin version: (\d+)`)
 
@@ -234,14 +247,31 @@ func startProcess(cfg *pluginConfig, dispense string) (*process, error) {
 	live.procs[p] = struct{}{}
 	live.Unlock()
 
+	if testHookStart != nil {
+		testHookStart()
+	}
 	rpc, err := p.client.Client()
+	if p.cmd.Process != nil {
+		p.pid = p.cmd.Process.Pid
+	}
+	p.mu.Lock()
+	p.osProc = p.cmd.Process
+	stopping := p.stopping
+	p.mu.Unlock()
+	if stopping {
+		// kill ran during the start (CleanupClients, concurrently): go-plugin
+		// had nothing to stop yet, or stopped the process half-started.
+		if p.osProc != nil {
+			_ = p.osProc.Kill()
+		}
+		p.client.Kill()
+		_ = os.RemoveAll(sockDir)
+		return nil, fmt.Errorf("%s: %w: the process was stopped (CleanupClients) while it started", cfg.label, ErrExited)
+	}
 	if err != nil {
 		err = p.startError(err)
 		p.kill(true)
 		return nil, err
-	}
-	if p.cmd.Process != nil {
-		p.pid = p.cmd.Process.Pid
 	}
 	p.conn, err = rpc.Dispense(dispense)
 	if err != nil {
@@ -332,13 +362,31 @@ func (p *process) hasExited() bool {
 }
 
 // kill stops the process (hard: SIGKILL first, for a process that is hung
-// or already broken) and waits for go-plugin to clean up. Safe to repeat.
+// or already broken) and waits for go-plugin to clean up. Safe to repeat and
+// to call while the process starts (startProcess then stops it and fails).
+//
+// go-plugin's graceful stop asks the plugin to shut down and waits for the
+// answer without a deadline, so a plugin that cannot answer (stopped,
+// wedged) gets SIGKILL after killGrace.
 func (p *process) kill(hard bool) {
 	p.killOnce.Do(func() {
-		if hard && p.cmd.Process != nil && !p.hasExited() {
-			_ = p.cmd.Process.Kill()
+		p.mu.Lock()
+		p.stopping = true
+		proc := p.osProc
+		p.mu.Unlock()
+		if hard && proc != nil && !p.hasExited() {
+			_ = proc.Kill()
 		}
+		watchdog := time.AfterFunc(killGrace, func() {
+			p.mu.Lock()
+			proc := p.osProc
+			p.mu.Unlock()
+			if proc != nil {
+				_ = proc.Kill()
+			}
+		})
 		p.client.Kill()
+		watchdog.Stop()
 		_ = os.RemoveAll(p.sockDir)
 		live.Lock()
 		delete(live.procs, p)
@@ -356,13 +404,13 @@ func (p *process) describe() string {
 
 // callFailure classifies a failed call. Errors of the plugin's own code
 // (code UNKNOWN, or the protocol's FAILED_PRECONDITION/INVALID_ARGUMENT/
-// UNIMPLEMENTED) leave the process usable; everything else (a timeout, a dead
-// process, a panic, a broken connection) stops the process, and broken is
-// true.
+// UNIMPLEMENTED) and gRPC's message-size refusal (RESOURCE_EXHAUSTED) leave
+// the process usable; everything else (a timeout, a dead process, a panic, a
+// broken connection) stops the process, and broken is true.
 func (p *process) callFailure(op string, err error) (_ error, broken bool) {
 	st, _ := status.FromError(err)
 	switch st.Code() {
-	case codes.Unknown, codes.FailedPrecondition, codes.InvalidArgument, codes.Unimplemented:
+	case codes.Unknown, codes.FailedPrecondition, codes.InvalidArgument, codes.Unimplemented, codes.ResourceExhausted:
 		if !p.hasExited() {
 			return fmt.Errorf("%s: %s: %s", p.describe(), op, st.Message()), false
 		}

@@ -19,6 +19,7 @@ package serve
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 
 	"github.com/troupe-dev/troupe/core"
 	grpcplugin "github.com/troupe-dev/troupe/plugins/grpc"
@@ -109,13 +111,21 @@ func Serve(c Config) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  grpcplugin.Handshake(),
 		VersionedPlugins: map[int]plugin.PluginSet{grpcplugin.ProtocolVersion: set},
-		GRPCServer:       plugin.DefaultGRPCServer,
+		GRPCServer:       grpcServer,
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Output:     os.Stderr,
 			Level:      level,
 			JSONFormat: true,
 		}),
 	})
+}
+
+// grpcServer is go-plugin's default gRPC server with the receive limit
+// lifted to what go-plugin's client sends (math.MaxInt32): gRPC's default of
+// 4 MiB would refuse an episode with large artifacts sent to a reward
+// function.
+func grpcServer(opts []grpc.ServerOption) *grpc.Server {
+	return plugin.DefaultGRPCServer(append(opts, grpc.MaxRecvMsgSize(math.MaxInt32)))
 }
 
 // exitWithParent ends the process when its parent dies (the host was
