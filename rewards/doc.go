@@ -17,7 +17,10 @@ package rewards
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/troupe-dev/troupe/core"
 )
@@ -34,9 +37,11 @@ func init() {
 	})
 }
 
+// noParams returns r, or an error naming the keys when p holds any.
 func noParams(r core.RewardFunc, p map[string]any) (core.RewardFunc, error) {
 	if len(p) > 0 {
-		return nil, fmt.Errorf("%s takes no params", r.Name())
+		keys := slices.Sorted(maps.Keys(p))
+		return nil, fmt.Errorf("reward %s: params: unknown key(s) %s: it takes no params", r.Name(), strings.Join(keys, ", "))
 	}
 	return r, nil
 }

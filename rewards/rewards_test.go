@@ -3,6 +3,7 @@ package rewards
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/troupe-dev/troupe/core"
@@ -48,8 +49,12 @@ func TestReturnAndRegistry(t *testing.T) {
 	if err != nil || got["return"] != 175 {
 		t.Fatalf("return: %v %v", got, err)
 	}
-	if _, err := core.LoadReward(context.Background(), core.SourceRef{Scheme: "builtin", Path: "return", Params: map[string]any{"x": 1}}); err == nil {
+	_, err = core.LoadReward(context.Background(), core.SourceRef{Scheme: "builtin", Path: "return", Params: map[string]any{"x": 1, "a": 2}})
+	if err == nil {
 		t.Fatal("params on a parameterless reward must be an error")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "reward return") || !strings.Contains(msg, "unknown key(s) a, x") {
+		t.Fatalf("the error must name the reward and the keys: %v", err)
 	}
 	if _, _, err := r.Score(&core.Episode{Metrics: map[string]float64{"return": math.NaN()}}); err == nil {
 		t.Fatal("NaN metric must be an error")

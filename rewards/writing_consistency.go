@@ -29,7 +29,8 @@ type WritingConsistencyParams struct {
 
 // WritingConsistency scores the final document of a writing episode with
 // consistency.Check: component "quality" = the report's Score, metrics
-// "consistency" = Score and "consistency.NAME" = each check's Pass.
+// "consistency" = Score, "consistency.coverage" = Coverage and
+// "consistency.NAME" = each check's Pass.
 type WritingConsistency struct {
 	opts consistency.Options
 }

@@ -925,17 +925,27 @@ func (e *Env) Truncate() (core.StepResult, error) {
 
 // FunctionResult is the per-function summary in the "results.json" artifact.
 type FunctionResult struct {
-	TaskID       string `json:"task_id"`
-	EntryPoint   string `json:"entry_point"`
-	Owner        int    `json:"owner"`
-	Written      bool   `json:"written"`
-	ExamplesPass bool   `json:"examples_pass"`
-	Examples     int    `json:"examples"`
+	// TaskID and EntryPoint name the function's task.
+	TaskID     string `json:"task_id"`
+	EntryPoint string `json:"entry_point"`
+	// Owner is the agent that claimed the function, -1 if nobody did.
+	Owner int `json:"owner"`
+	// Written reports that the function has code.
+	Written bool `json:"written"`
+	// ExamplesPass reports that the last test run of its current code
+	// passed its docstring examples; Examples is how many it has.
+	ExamplesPass bool `json:"examples_pass"`
+	Examples     int  `json:"examples"`
+	// HiddenPass reports that its hidden tests pass; HiddenResult is the
+	// sandbox's account of that run ("exit 0", "timeout", …) or
+	// "not written".
 	HiddenPass   bool   `json:"hidden_pass"`
 	HiddenResult string `json:"hidden_result"`
-	Versions     int    `json:"versions"`
-	Repairs      int    `json:"repairs"`
-	Reviews      int    `json:"reviews"`
+	// Versions counts the changes of its code.
+	Versions int `json:"versions"`
+	// Repairs and Reviews count the repairs and reviews done on it.
+	Repairs int `json:"repairs"`
+	Reviews int `json:"reviews"`
 }
 
 // finish runs the hidden tests of every written function and builds the

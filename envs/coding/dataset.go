@@ -40,7 +40,9 @@ type Task struct {
 
 // Dataset is a list of tasks with the file it came from.
 type Dataset struct {
-	Name  string
+	// Name is the file the tasks came from, as errors name it.
+	Name string
+	// Tasks are the problems in file order.
 	Tasks []Task
 	// digest identifies the content (for caches keyed by dataset).
 	digest [32]byte

@@ -93,8 +93,9 @@
 // Features (ObsSize = [NumFeatures]) are listed at the Feat* constants.
 // State holds the clock, every agent's status and every unit's status,
 // size and deviation from the house style per habit. Episode metrics:
-// makespan_s, reference_makespan_s, tokens (LLM usage plus what the env
-// charged for reading), reference_tokens, llm_calls, consistency (the
+// makespan_s, reference_makespan_s, tokens (LLM usage as the backend
+// reports it, or the env's count of the prompt and the text when it reports
+// none, plus what the env charged for reading), reference_tokens, llm_calls, consistency (the
 // consistency.Check score of the final document) and one
 // "consistency.<check>" per check, units, units_drafted, edits, reads and
 // env_tokens; the document is the artifact "document.md".
@@ -589,15 +590,22 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 		case DraftLongest, DraftNext, EditPeer:
 			k := e.target(i, a.Decision)
 			e.llmCalls++
-			e.usageTokens += a.Usage.Tokens()
 			text := cleanText(a.Text)
+			pt, ct := a.Usage.PromptTokens, a.Usage.CompletionTokens
+			if pt == 0 && ct == 0 {
+				// The backend reported no usage (some servers do not):
+				// count what the call cost by the env's own measure.
+				// Before the unit is marked taken, Prompt rebuilds the
+				// request the agent sent.
+				pt, ct = promptTokens(e.Prompt(i, a.Decision)), tokensOf(text)
+			}
+			e.usageTokens += pt + ct
 			lat := a.Usage.Latency.Seconds()
 			if lat <= 0 {
-				ct := a.Usage.CompletionTokens
 				if ct == 0 {
 					ct = tokensOf(text)
 				}
-				lat = e.latency(a.Usage.PromptTokens, ct)
+				lat = e.latency(pt, ct)
 			}
 			ag.startAt, ag.busyUntil = e.now, e.now+lat
 			ag.unit, ag.pending = k, text

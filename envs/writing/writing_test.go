@@ -389,6 +389,28 @@ func TestClock(t *testing.T) {
 	}
 }
 
+// A backend that reports no usage still costs tokens and prefill time: the
+// env counts the request and the text itself, as it does for the reference.
+func TestUsageMissing(t *testing.T) {
+	e := newEnv(t, map[string]any{"rfcs": []string{smallRFC}, "writers": 2})
+	e.Reset(1)
+	text := strings.Repeat("word ", 40)
+	pt := promptTokens(e.Prompt(0, DraftNext))
+	ct := tokensOf(text)
+	step(t, e, core.Action{Decision: DraftNext, Text: text}, act(Wait, "", 0))
+	want := 0.8 + float64(pt)/2000 + float64(ct)/40
+	if d := e.Now() - want; d > 1e-9 || d < -1e-9 {
+		t.Errorf("clock %.4f, want %.4f (prompt %d, completion %d tokens)", e.Now(), want, pt, ct)
+	}
+	res, err := e.Truncate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Metrics[MetricTokens]; got != float64(pt+ct) {
+		t.Errorf("tokens %v, want %d (prompt %d + completion %d)", got, pt+ct, pt, ct)
+	}
+}
+
 // Prompt uses only the agent's own context: a peer's draft appears in it
 // only after the agent read it. Prompt reserves distinct units for agents
 // deciding in the same step, and Step honours the reservations.

@@ -191,7 +191,9 @@ func (p Program) Key() Key {
 // Key identifies a program in the cache: the same code against the same
 // tests of the same task gives the same result.
 type Key struct {
-	TaskID     string
+	// TaskID is Program.TaskID.
+	TaskID string
+	// Code and Test are the SHA-256 of Program.Code and Program.Test.
 	Code, Test [32]byte
 }
 
@@ -436,6 +438,11 @@ func (s *Sandbox) Run(ctx context.Context, p Program) (Result, error) {
 		case <-ctx.Done():
 			return Result{}, ctx.Err()
 		}
+		if cutShort(c.res, c.err) && ctx.Err() == nil {
+			// The run was stopped by its own caller's context, not by
+			// ours: it says nothing about the program, so run it again.
+			return s.Run(ctx, p)
+		}
 		if c.err != nil {
 			return Result{}, c.err
 		}
@@ -460,9 +467,19 @@ func (s *Sandbox) Run(ctx context.Context, p Program) (Result, error) {
 	return c.res, c.err
 }
 
+// cutShort reports whether a run ended because its caller's context ended
+// (before or while the program ran).
+func cutShort(r Result, err error) bool {
+	if err != nil {
+		return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	}
+	return r.Stop == StopCancelled
+}
+
 // RunAll runs the programs concurrently (each run still takes a slot of
-// Config.Parallel) and returns their results in order. It stops at the
-// first error.
+// Config.Parallel) and returns their results in order. Every program is
+// run even when one fails to start; the error is then the first one in
+// program order.
 func (s *Sandbox) RunAll(ctx context.Context, ps []Program) ([]Result, error) {
 	out := make([]Result, len(ps))
 	errs := make([]error, len(ps))

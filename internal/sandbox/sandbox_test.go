@@ -305,6 +305,47 @@ func TestCacheHitsAndSharesInflight(t *testing.T) {
 	}
 }
 
+// A request that shares a run in flight must not inherit the cancellation
+// of the caller that started it: its own context is still live.
+func TestSharedRunSurvivesOtherCallersCancel(t *testing.T) {
+	s := newTestSandbox(t, Config{WallTimeout: 5 * time.Second, CPUTime: 5 * time.Second})
+	p := Program{TaskID: "t/shared", Code: "import time\ntime.sleep(0.5)\n", Test: "print('done')\n"}
+	waitFor := func(what string, cond func(Stats) bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !cond(s.Stats()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s: %+v", what, s.Stats())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := make(chan Result, 1)
+	go func() {
+		r, _ := s.Run(ctx, p)
+		first <- r
+	}()
+	waitFor("the first run", func(st Stats) bool { return st.Misses == 1 })
+	second := make(chan Result, 1)
+	go func() {
+		r, err := s.Run(context.Background(), p)
+		if err != nil {
+			t.Error(err)
+		}
+		second <- r
+	}()
+	waitFor("the shared request", func(st Stats) bool { return st.Shared == 1 })
+	cancel()
+	if r := <-first; r.Stop != StopCancelled {
+		t.Fatalf("cancelled caller: want stop %q, got %+v", StopCancelled, r)
+	}
+	if r := <-second; !r.OK() || r.Stdout != "done\n" {
+		t.Fatalf("live caller got the other caller's cancellation: %+v", r)
+	}
+}
+
 func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	c := newLRU(2, 1<<20)
 	k := func(s string) Key { return Program{TaskID: s}.Key() }

@@ -681,23 +681,15 @@ func quotedRanges(s string, dst []int) []int {
 // blankQuoted replaces text inside double quotes ("…" or “…”) with spaces;
 // an unclosed quote is left alone.
 func blankQuoted(s string) string {
-	if strings.IndexByte(s, '"') < 0 && !strings.Contains(s, "“") {
+	rs := quotedRanges(s, nil)
+	if len(rs) == 0 {
 		return s
 	}
 	b := []byte(s)
-	open := -1
-	for i := 0; i < len(s); {
-		r, sz := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case open < 0 && (r == '"' || r == '“'):
-			open = i
-		case open >= 0 && (r == '"' || r == '”'):
-			for j := open; j < i+sz; j++ {
-				b[j] = ' '
-			}
-			open = -1
+	for k := 0; k < len(rs); k += 2 {
+		for j := rs[k]; j < rs[k+1]; j++ {
+			b[j] = ' '
 		}
-		i += sz
 	}
 	return string(b)
 }

@@ -491,3 +491,15 @@ func TestRespellAndRestylePerson(t *testing.T) {
 		}
 	}
 }
+
+func TestBlankQuoted(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"no quotes", "no quotes"},
+		{`a "bc" d “e” "f`, "a " + strings.Repeat(" ", 4) + " d " + strings.Repeat(" ", 7) + ` "f`},
+		{`"x"y"`, `   y"`},
+	} {
+		if got := blankQuoted(c.in); got != c.want {
+			t.Errorf("blankQuoted(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
