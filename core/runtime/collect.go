@@ -107,7 +107,7 @@ func (s *Setup) score(res *EpisodeResult) {
 		return
 	}
 	for _, r := range s.Rewards {
-		c, m, err := r.Score(&res.Episode)
+		c, m, err := scoreSafely(r, &res.Episode)
 		if err != nil {
 			res.Failed, res.Reason = true, fmt.Sprintf("reward %s: %v", r.Name(), err)
 			return
@@ -125,6 +125,17 @@ func (s *Setup) score(res *EpisodeResult) {
 	for _, k := range slices.Sorted(maps.Keys(s.Weights)) {
 		res.Reward += s.Weights[k] * res.Components[k]
 	}
+}
+
+// scoreSafely calls r.Score and turns a panic into an error, so that a
+// faulty reward function fails its episode instead of the process.
+func scoreSafely(r core.RewardFunc, ep *core.Episode) (c, m map[string]float64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c, m, err = nil, nil, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return r.Score(ep)
 }
 
 // failureSummary groups failure reasons with counts, most frequent first.

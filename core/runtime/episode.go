@@ -296,6 +296,13 @@ func (w *worker) writeTexts(ctx context.Context, rollout uint64, step int, obs [
 	for k, req := range reqs {
 		i := who[k]
 		call := func() {
+			// A panicking backend fails the episode, not the process (the
+			// concurrent calls run outside play's recover).
+			defer func() {
+				if r := recover(); r != nil {
+					errs[k] = fmt.Errorf("agent %d: %s: LLM: panic: %v", i, req.Decision, r)
+				}
+			}()
 			resp, err := w.llms[i].Chat(ctx, req)
 			if err != nil {
 				errs[k] = fmt.Errorf("agent %d: %s: LLM: %w", i, req.Decision, err)
