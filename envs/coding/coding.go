@@ -28,7 +28,8 @@
 // prompts state wrong examples). The hidden `test` field never reaches an
 // agent: it is used only at the end, where pass_rate = the fraction of
 // functions for which `prompt + completion + test + check(entry_point)`
-// exits 0 in the sandbox.
+// runs check to its end and exits 0 in the sandbox (a completion that exits
+// early with status 0 does not pass).
 //
 // # Time
 //
@@ -86,6 +87,8 @@ package coding
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -908,6 +911,27 @@ func (e *Env) visibleProgram(f *function) sandbox.Program {
 	return sandbox.Program{TaskID: f.info.task.TaskID, Code: f.info.task.Prompt + f.completion, Test: f.info.visible}
 }
 
+// hiddenDone is printed by a hidden test program after check() returned;
+// it is random per process, so code under test cannot print it.
+var hiddenDone = func() string {
+	var b [12]byte
+	crand.Read(b[:])
+	return "troupe: hidden tests done " + hex.EncodeToString(b[:])
+}()
+
+// hiddenOutcome judges a hidden test run: it passes when the program exits
+// 0 after check() returned. Code that ends the process early with status 0
+// (exit(), sys.exit(), os._exit(0) at import) does not pass.
+func hiddenOutcome(r sandbox.Result) (pass bool, describe string) {
+	switch {
+	case !r.OK():
+		return false, r.Describe()
+	case !strings.Contains(r.Stdout, hiddenDone):
+		return false, "exit 0 before the tests ran to the end"
+	}
+	return true, r.Describe()
+}
+
 func (e *Env) hiddenProgram(f *function) sandbox.Program {
 	return sandbox.Program{TaskID: f.info.task.TaskID, Code: f.info.task.Prompt + f.completion, Test: f.info.hidden}
 }
@@ -971,9 +995,8 @@ func (e *Env) finish(truncated bool) (core.StepResult, error) {
 	}
 	passed := 0
 	for k, j := range which {
-		results[j].HiddenPass = res[k].OK()
-		results[j].HiddenResult = res[k].Describe()
-		if res[k].OK() {
+		results[j].HiddenPass, results[j].HiddenResult = hiddenOutcome(res[k])
+		if results[j].HiddenPass {
 			passed++
 		}
 	}

@@ -486,3 +486,37 @@ func TestRealLLMTextIsAcceptedRobustly(t *testing.T) {
 		t.Fatalf("pass rate %v", res.Metrics["pass_rate"])
 	}
 }
+
+// TestEarlyExitDoesNotPass: code that ends the process with status 0 before
+// check() has run (a real LLM's stray exit()) fails the hidden tests, while
+// the same code without the exit passes.
+func TestEarlyExitDoesNotPass(t *testing.T) {
+	for _, c := range []struct {
+		name, tail string
+		pass       bool
+	}{
+		{"correct", "", true},
+		{"sys.exit", "\nimport sys\nsys.exit(0)\n", false},
+		{"exit", "\nexit()\n", false},
+		{"os._exit", "\nimport os\nos._exit(0)\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, map[string]any{"functions": 1, "agents": 1})
+			if _, err := e.Reset(1); err != nil {
+				t.Fatal(err)
+			}
+			task := e.fns[0].info.task
+			text := "```python\n" + task.Prompt + task.CanonicalSolution + c.tail + "```"
+			if _, err := e.Step([]core.Action{{Decision: Implement, Text: text}}); err != nil {
+				t.Fatal(err)
+			}
+			for !e.free(0) {
+				step(t, e, nil, Wait)
+			}
+			res := step(t, e, nil, Submit)
+			if got := res.Metrics["pass_rate"] == 1; got != c.pass {
+				t.Fatalf("pass rate %v, want pass %v; artifacts:\n%s", res.Metrics["pass_rate"], c.pass, res.Artifacts["solution.py"])
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package coding
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -61,7 +62,7 @@ func prepareTask(sb *sandbox.Sandbox, ds *Dataset, t *Task, pool int) (*taskInfo
 func computeTask(sb *sandbox.Sandbox, t *Task, pool int) (*taskInfo, error) {
 	info := &taskInfo{
 		task:    t,
-		hidden:  t.Test + "\n\ncheck(" + t.EntryPoint + ")\n",
+		hidden:  t.Test + "\n\ncheck(" + t.EntryPoint + ")\nprint(" + strconv.Quote(hiddenDone) + ")\n",
 		mutants: mutantPool(Mutate(t.CanonicalSolution), pool),
 	}
 	all := ExtractExamples(t.Prompt, t.EntryPoint)
