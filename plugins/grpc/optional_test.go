@@ -179,3 +179,30 @@ func TestBaselinePluginExits(t *testing.T) {
 		t.Error("Reset did not start a new process")
 	}
 }
+
+// A plugin whose own value cannot be encoded (a NaN temperature in its
+// prompt) has that reported as a failure of the call, and keeps its process:
+// the host neither waits for an exit nor stops a healthy plugin.
+func TestPluginEncodingFailureKeepsProcess(t *testing.T) {
+	noLeftovers(t)
+	env := open(t, loadEnv(t, ref(bin.faulty, map[string]any{"nan_prompt": true})))
+	if _, err := env.Reset(1); err != nil {
+		t.Fatal(err)
+	}
+	pid := pidOf(env)
+	start := time.Now()
+	// Prompt has no error result: it logs the failure and returns a request
+	// with only Agent and Decision.
+	if req := env.(core.Prompter).Prompt(0, 1); len(req.Messages) != 0 || req.Decision != "one" {
+		t.Fatalf("Prompt returned %+v", req)
+	}
+	if d := time.Since(start); d > 900*time.Millisecond {
+		t.Errorf("the failure took %v: the host waited for an exit", d)
+	}
+	if !alive(pid) || pidOf(env) != pid {
+		t.Fatal("the healthy plugin process was stopped")
+	}
+	if _, err := env.Step(joint(0, 0)); err != nil {
+		t.Fatalf("Step after the failure: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -60,6 +61,9 @@ func recovered(op string, err *error) {
 	}
 }
 
+// appError is a failure of the plugin's own code (an error it returned, a
+// value it cannot encode): the host reports it, fails the episode and keeps
+// the process, which is still healthy.
 func appError(err error) error {
 	return status.Error(codes.Unknown, err.Error())
 }
@@ -83,12 +87,12 @@ func (s *envServer) Open(_ context.Context, req *pb.OpenRequest) (_ *pb.OpenRepl
 		return nil, appError(err)
 	}
 	if env == nil {
-		return nil, status.Error(codes.Internal, "env factory returned a nil env and no error")
+		return nil, appError(errors.New("env factory returned a nil env and no error"))
 	}
 	spec, err := json.Marshal(env.Spec())
 	if err != nil {
 		_ = env.Close()
-		return nil, status.Errorf(codes.Internal, "encoding the spec: %v", err)
+		return nil, appError(fmt.Errorf("encoding the spec: %w", err))
 	}
 	_, truncate := env.(core.Truncater)
 	_, prompt := env.(core.Prompter)
@@ -184,7 +188,7 @@ func (s *envServer) Prompt(_ context.Context, req *pb.PromptRequest) (_ *pb.Prom
 	}
 	b, err := json.Marshal(p.Prompt(agent, decision))
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "encoding the chat request: %v", err)
+		return nil, appError(fmt.Errorf("encoding the chat request: %w", err))
 	}
 	return &pb.PromptReply{RequestJson: b}, nil
 }
@@ -252,7 +256,7 @@ func (s *envServer) Act(_ context.Context, req *pb.ActRequest) (_ *pb.ActReply, 
 			return nil, appError(err)
 		}
 		if b == nil {
-			return nil, status.Errorf(codes.Internal, "Baseline(%q) returned nil and no error", req.GetBaseline())
+			return nil, appError(fmt.Errorf("Baseline(%q) returned nil and no error", req.GetBaseline()))
 		}
 		s.baselines[req.GetBaseline()] = b
 	}

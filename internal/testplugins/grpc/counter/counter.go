@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 
@@ -17,7 +18,8 @@ import (
 )
 
 // Params choose the episode length and the faults (0: none). With
-// ExitInAct the baselines exit the process instead of deciding.
+// ExitInAct the baselines exit the process instead of deciding; with
+// NaNPrompt Prompt returns a request JSON cannot encode.
 type Params struct {
 	Steps       int  `json:"steps"`
 	ExitAtStep  int  `json:"exit_at_step"`
@@ -25,6 +27,7 @@ type Params struct {
 	HangAtStep  int  `json:"hang_at_step"`
 	PanicAtStep int  `json:"panic_at_step"`
 	ExitInAct   bool `json:"exit_in_act"`
+	NaNPrompt   bool `json:"nan_prompt"`
 	Log         bool `json:"log"`
 }
 
@@ -126,11 +129,15 @@ func (c *Env) Close() error { return nil }
 
 // Prompt builds a request from the agent's own text (core.Prompter).
 func (c *Env) Prompt(agent, decision int) core.ChatRequest {
+	temperature := 0.7
+	if c.p.NaNPrompt {
+		temperature = math.NaN()
+	}
 	return core.ChatRequest{
 		Model:       "counter-model",
 		Messages:    []core.Message{{Role: "system", Content: "count"}, {Role: "user", Content: c.obs()[agent].Text}},
 		MaxTokens:   16 + decision,
-		Temperature: 0.7,
+		Temperature: temperature,
 		Stop:        []string{"\n"},
 		Agent:       agent,
 		Decision:    c.Spec().Decisions[decision].Name,
