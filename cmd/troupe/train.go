@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/troupe-dev/troupe/core/runtime"
+	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/report"
 )
 
@@ -148,7 +149,7 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // progress prints one status per iteration: a live line on a terminal,

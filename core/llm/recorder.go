@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/internal/atomicfile"
 )
 
 // RecordMode selects what a Recorder does.
@@ -301,24 +302,8 @@ func (r *Recorder) write(rec Recording) error {
 		return fmt.Errorf("recorder: encode %s: %w", rec.Key, err)
 	}
 	b = append(b, '\n')
-	f, err := os.CreateTemp(r.dir, ".rec-*.tmp")
-	if err != nil {
+	if err := atomicfile.WriteFile(r.Path(rec.Key), b, 0o644); err != nil {
 		return fmt.Errorf("recorder: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(b)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, r.Path(rec.Key))
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("recorder: write %s: %w", r.Path(rec.Key), werr)
 	}
 	return nil
 }

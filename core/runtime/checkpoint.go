@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/troupe-dev/troupe/internal/atomicfile"
 )
 
 // checkpointState is checkpoint/state.json. It is written last, atomically,
@@ -30,7 +32,7 @@ func (t *Trainer) saveCheckpoint(out string) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	st, _ := json.MarshalIndent(checkpointState{Iteration: t.iter, EnvSteps: t.envSteps, Optimizer: name, Env: t.spec.Name}, "", "  ")
-	if err := writeFileAtomic(filepath.Join(dir, "state.json"), append(st, '\n')); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, "state.json"), append(st, '\n'), 0o644); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	// Older optimizer files are no longer referenced.
@@ -101,7 +103,7 @@ func truncateSamples(path string, upTo int) error {
 	if keep.Len() == len(raw) {
 		return nil
 	}
-	return writeFileAtomic(path, keep.Bytes())
+	return atomicfile.WriteFile(path, keep.Bytes(), 0o644)
 }
 
 // truncateLines keeps the first n lines of a file (the metrics of the
@@ -128,44 +130,5 @@ func truncateLines(path string, n int) error {
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("resume: %s: %w", path, err)
 	}
-	return writeFileAtomic(path, keep.Bytes())
-}
-
-// writeFileAtomic writes data to a temporary file in the same directory,
-// syncs it and renames it over path. The file gets mode 0644, like the
-// run directory's other files (os.CreateTemp makes 0600).
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.WriteFile(path, keep.Bytes(), 0o644)
 }

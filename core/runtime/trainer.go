@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/grpo"
 	"github.com/troupe-dev/troupe/core/policy"
+	"github.com/troupe-dev/troupe/internal/atomicfile"
 )
 
 // IterationStats is one line of metrics.jsonl.
@@ -363,7 +364,7 @@ func (t *Trainer) Run(ctx context.Context, o RunOptions) error {
 		return err
 	}
 	if o.Config != nil {
-		if err := writeFileAtomic(filepath.Join(o.Out, "config.toml"), o.Config); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(o.Out, "config.toml"), o.Config, 0o644); err != nil {
 			return err
 		}
 	}

@@ -25,11 +25,12 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/troupe-dev/troupe/internal/atomicfile"
 )
 
 // MaxHeaderSize bounds the JSON header (100 MB, the reference
@@ -488,44 +489,8 @@ func WriteFile(path string, tensors map[string]Tensor, metadata map[string]strin
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return atomicWrite(path, b)
-}
-
-func atomicWrite(path string, b []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	if err := atomicfile.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("safetensors: %w", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(b); err != nil {
-		return fmt.Errorf("safetensors: writing %s: %w", tmp, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("safetensors: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("safetensors: syncing %s: %w", tmp, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("safetensors: closing %s: %w", tmp, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("safetensors: %w", err)
-	}
-	d, derr := os.Open(dir)
-	if derr != nil {
-		return fmt.Errorf("safetensors: syncing directory %s: %w", dir, derr)
-	}
-	defer d.Close()
-	if derr := d.Sync(); derr != nil {
-		return fmt.Errorf("safetensors: syncing directory %s: %w", dir, derr)
 	}
 	return nil
 }
