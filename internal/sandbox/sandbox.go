@@ -37,7 +37,8 @@
 // and CPU time. Runs execute in parallel up to [Config.Parallel]. Results are
 // cached by (task id, hash of the code, hash of the tests) in a bounded LRU
 // that is safe for concurrent use; concurrent requests for the same key share
-// one execution.
+// one execution. Cancelled runs are not cached, nor wall timeouts of programs
+// that spent most of the timeout waiting rather than computing.
 package sandbox
 
 import (
@@ -459,12 +460,21 @@ func (s *Sandbox) Run(ctx context.Context, p Program) (Result, error) {
 	s.mu.Lock()
 	delete(s.inflight, k)
 	// A cancelled run says nothing about the program: do not cache it.
-	if c.err == nil && c.res.Stop != StopCancelled {
+	if c.err == nil && c.res.Stop != StopCancelled && !starved(c.res, s.cfg.WallTimeout) {
 		s.stats.Evictions += int64(s.cache.put(k, c.res))
 	}
 	s.mu.Unlock()
 	close(c.done)
 	return c.res, c.err
+}
+
+// starved reports a wall timeout of a program that used less than a
+// quarter of the timeout in CPU time: it was mostly waiting (a heavily
+// loaded machine, a sleep), not computing, so another run may end
+// differently and the result is not cached. A program that loops uses
+// most of the timeout and is cached.
+func starved(r Result, wallTimeout time.Duration) bool {
+	return r.Stop == StopTimeout && r.CPU < wallTimeout/4
 }
 
 // cutShort reports whether a run ended because its caller's context ended

@@ -499,3 +499,38 @@ func TestNamespaceFallback(t *testing.T) {
 		t.Fatal("an unrelated failure must not disable namespaces")
 	}
 }
+
+// A wall timeout is cached only when the program spent it computing: one
+// that was waiting (here sleeping, as a starved program on a loaded machine
+// would) runs again next time, a loop is served from the cache.
+func TestTimeoutCachedOnlyWhenComputing(t *testing.T) {
+	s := newTestSandbox(t, Config{WallTimeout: 400 * time.Millisecond, CPUTime: 5 * time.Second})
+	for _, c := range []struct {
+		name, code string
+		cached     bool
+	}{
+		{"sleeping", "import time\ntime.sleep(5)\n", false},
+		{"looping", "while True:\n    pass\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := Program{TaskID: c.name, Code: c.code}
+			first, err := s.Run(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first.Stop != StopTimeout {
+				t.Fatalf("first run: %+v, want a timeout", first)
+			}
+			again, err := s.Run(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.cached && !again.Cached && first.CPU < 100*time.Millisecond {
+				t.Skipf("the loop got only %v of CPU in its 400 ms: the machine is too loaded to tell", first.CPU)
+			}
+			if again.Stop != StopTimeout || again.Cached != c.cached {
+				t.Fatalf("second run: stop %s, cached %v; want timeout, cached %v (first run used %v of CPU)", again.Stop, again.Cached, c.cached, first.CPU)
+			}
+		})
+	}
+}
