@@ -356,9 +356,9 @@ func newLineIndex(text []byte) lineIndex {
 	return idx
 }
 
-// find returns the line of a decoder key ("rewards", "source" for the
-// second [[rewards]] is reported by the decoder without an index, so the
-// last matching entry is used).
+// find returns the line of a decoder key. The decoder reports keys inside
+// arrays of tables without an index ("rewards", "source" for any
+// [[rewards]]), so the first entry matching with indexes stripped is used.
 func (idx lineIndex) find(k toml.Key) int {
 	want := keyString(k)
 	for _, e := range idx.entries {
