@@ -207,13 +207,8 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 			return res, fmt.Errorf("env %s: step %d: %w", w.spec.Name, step, err)
 		}
 		ep.Steps++
-		if last.Rewards != nil {
-			if len(last.Rewards) != n {
-				return res, fmt.Errorf("env %s: step %d: %d rewards for %d agents", w.spec.Name, step, len(last.Rewards), n)
-			}
-			for i, r := range last.Rewards {
-				ep.AgentReturns[i] += r
-			}
+		if err := addRewards(ep, last.Rewards); err != nil {
+			return res, fmt.Errorf("env %s: step %d: %w", w.spec.Name, step, err)
 		}
 		if observe != nil {
 			texts := make([]string, n)
@@ -229,6 +224,9 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 			ep.BudgetStopped = true
 			if tr, ok := w.env.(core.Truncater); ok {
 				if last, err = tr.Truncate(); err != nil {
+					return res, fmt.Errorf("env %s: truncate: %w", w.spec.Name, err)
+				}
+				if err := addRewards(ep, last.Rewards); err != nil {
 					return res, fmt.Errorf("env %s: truncate: %w", w.spec.Name, err)
 				}
 			}
@@ -256,6 +254,20 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 		ep.Metrics["budget_stopped"] = 1
 	}
 	return res, nil
+}
+
+// addRewards adds per-step rewards (nil: none) to the episode's returns.
+func addRewards(ep *core.Episode, rewards []float64) error {
+	if rewards == nil {
+		return nil
+	}
+	if len(rewards) != len(ep.AgentReturns) {
+		return fmt.Errorf("%d rewards for %d agents", len(rewards), len(ep.AgentReturns))
+	}
+	for i, r := range rewards {
+		ep.AgentReturns[i] += r
+	}
+	return nil
 }
 
 func (w *worker) overBudget(usage []core.Usage) bool {

@@ -277,3 +277,48 @@ func TestEvalSeedsDisjointFromTraining(t *testing.T) {
 }
 
 var _ core.Env = (*toyEnv)(nil)
+
+// truncatingToy is the toy env with a Truncate whose result carries a
+// bonus reward for every agent.
+type truncatingToy struct{ *toyEnv }
+
+func (e truncatingToy) Truncate() (core.StepResult, error) {
+	return core.StepResult{Observations: e.obs(), Rewards: []float64{100, 100}, Truncated: true}, nil
+}
+
+// Rewards in the result of a budget stop's Truncate count toward the
+// returns, like any step's.
+func TestTruncateRewardsCount(t *testing.T) {
+	s := toySetup(1)
+	s.Budget = Budget{MaxTokens: 15}
+	plain, trunc := s, s
+	trunc.Env = truncSource{}
+	found := false
+	for seed := uint64(1); seed < 30 && !found; seed++ {
+		a, err := RunEpisode(context.Background(), plain, nil, "random", seed, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := RunEpisode(context.Background(), trunc, nil, "random", seed, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !a.Episode.BudgetStopped {
+			continue
+		}
+		found = true
+		for i := range a.Episode.AgentReturns {
+			if got, want := b.Episode.AgentReturns[i], a.Episode.AgentReturns[i]+100; got != want {
+				t.Fatalf("seed %d agent %d: return %v, want %v (the truncation's reward added)", seed, i, got, want)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no episode was budget-stopped")
+	}
+}
+
+type truncSource struct{}
+
+func (truncSource) Open() (core.Env, error) { return truncatingToy{newToy()}, nil }
+func (truncSource) Close() error            { return nil }
