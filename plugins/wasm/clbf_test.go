@@ -19,6 +19,7 @@ import (
 // negative i64) and random actions, mostly legal, some illegal (played as
 // none), with an early Truncate in some episodes.
 func TestCLBFMatchesNative(t *testing.T) {
+	needC(t)
 	for _, params := range []map[string]any{
 		nil, // Foraging-8x8-2p-2f-coop
 		{"size": 10, "players": 3, "foods": 3, "coop": false, "sight": 2, "max_steps": 30},
@@ -114,6 +115,7 @@ func TestCLBFMatchesNative(t *testing.T) {
 
 // The C port refuses bad params and bad steps like the built-in env.
 func TestCLBFErrors(t *testing.T) {
+	needC(t)
 	for _, params := range []map[string]any{
 		{"size": 2},
 		{"size": 65},
@@ -173,4 +175,7 @@ func TestCLBFErrors(t *testing.T) {
 // happen at the same points in all.
 //
 //	go test -run '^$' -bench StepLBFC -benchmem ./plugins/wasm/
-func BenchmarkStepLBFC(b *testing.B) { benchStepLBF(b, "lbf_c.wasm", "wasm-c") }
+func BenchmarkStepLBFC(b *testing.B) {
+	needC(b)
+	benchStepLBF(b, "lbf_c.wasm", "wasm-c")
+}

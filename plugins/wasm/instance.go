@@ -67,7 +67,7 @@ type instance struct {
 	stopFlag api.MutableGlobal
 	ctx      context.Context
 	cancel   context.CancelFunc
-	calls    atomic.Uint64 // call sequence number, odd while a call runs
+	calls    atomic.Uint64 // call sequence number, odd while an unclaimed call runs
 	expired  atomic.Bool   // set by the watchdog
 
 	stdout, stderr *streamWriter
@@ -170,14 +170,37 @@ func (in *instance) guarded(f api.Function) (err error) {
 			err = fmt.Errorf("host panic during the call: %v", r)
 		}
 	}()
-	in.calls.Add(1)
+	seq := in.begin()
 	err = f.CallWithStack(in.ctx, in.stack)
-	in.calls.Add(1)
-	if err == nil && in.expired.Load() {
-		// The watchdog stopped the call as it returned: it overran.
-		err = context.DeadlineExceeded
+	if !in.end(seq) {
+		// The watchdog claimed the call: it overran, even if it returned.
+		in.expired.Store(true)
+		if err == nil {
+			err = context.DeadlineExceeded
+		}
 	}
 	return err
+}
+
+// begin marks a call running and returns its sequence number (odd).
+func (in *instance) begin() uint64 { return in.calls.Add(1) }
+
+// end marks call seq finished. It reports false if the watchdog claimed
+// the call first (see stop): then the call overran, and the watchdog has
+// stopped it or is stopping it.
+func (in *instance) end(seq uint64) bool { return in.calls.CompareAndSwap(seq, seq+1) }
+
+// stop stops call seq if it is still running: it claims the call (the
+// sequence number moves on, so end reports the overrun) and interrupts it.
+// A call that ended since the watchdog read seq is left alone, so that an
+// interrupt never lands on the instance's next call. It reports whether it
+// stopped the call.
+func (in *instance) stop(seq uint64) bool {
+	if !in.calls.CompareAndSwap(seq, seq+1) {
+		return false
+	}
+	in.interrupt()
+	return true
 }
 
 // interrupt stops the running call; the watchdog calls it from its own

@@ -151,6 +151,7 @@ func benchStepLBF(b *testing.B, module, prefix string) {
 //
 //	go test -run '^$' -bench StepMatrix -benchmem ./plugins/wasm/
 func BenchmarkStepMatrix(b *testing.B) {
+	needC(b)
 	rng := rand.New(rand.NewPCG(1, 2))
 	acts := make([][]core.Action, 4096)
 	for i := range acts {

@@ -171,6 +171,7 @@ func is[T any](v any) bool { _, ok := v.(T); return ok }
 
 // The C matrix example plays exactly like the built-in matrix env.
 func TestCMatrixMatchesNative(t *testing.T) {
+	needC(t)
 	for _, params := range []map[string]any{nil, {"game": "penalty", "k": -50, "steps": 7}} {
 		src := loadEnv(t, "matrix.wasm", params, core.Sandbox{})
 		native, err := matrix.New(params)
@@ -241,6 +242,7 @@ func TestCMatrixMatchesNative(t *testing.T) {
 }
 
 func TestABIVersionChecked(t *testing.T) {
+	needC(t)
 	ctx := context.Background()
 	_, err := testLoad.LoadEnv(ctx, core.SourceRef{Path: mod("fault_abiv2.wasm")})
 	var ae *ABIError
@@ -265,6 +267,7 @@ func TestABIVersionChecked(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
+	needC(t)
 	ctx := context.Background()
 	for _, c := range []struct {
 		ref  core.SourceRef
@@ -297,6 +300,7 @@ func TestLoadErrors(t *testing.T) {
 // Every kind of guest failure gives a clear error, discards the instance,
 // and the next Reset of the same env works with a fresh instance.
 func TestFaults(t *testing.T) {
+	needC(t)
 	act := []core.Action{{Decision: 1}, {Decision: 0}}
 	for _, c := range []struct {
 		name    string
@@ -380,6 +384,7 @@ func TestFaults(t *testing.T) {
 // that keeps stopping the world (the instrumented loop leaves native code
 // regularly, so neither waits for the other).
 func TestTimeoutUnderGCPressure(t *testing.T) {
+	needC(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	stop := make(chan struct{})
 	defer close(stop)
@@ -414,6 +419,7 @@ func TestTimeoutUnderGCPressure(t *testing.T) {
 // Without the instrumentation, wazero's own termination stops a runaway
 // call just as well (only more slowly in the normal case).
 func TestTimeoutWithoutInstrumentation(t *testing.T) {
+	needC(t)
 	instrument = false
 	defer func() { instrument = true }()
 	sb := core.Sandbox{CallTimeout: 200 * time.Millisecond}
@@ -559,6 +565,7 @@ func TestRewardConcurrentAndFaults(t *testing.T) {
 // be) finds the compiled code on disk; two loaders compiling into an empty
 // directory at once both succeed.
 func TestCompilationCacheOnDisk(t *testing.T) {
+	needC(t)
 	dir := t.TempDir()
 	ctx := context.Background()
 	load := func() time.Duration {
@@ -630,6 +637,7 @@ func TestResolveCacheDir(t *testing.T) {
 }
 
 func TestInspect(t *testing.T) {
+	needC(t)
 	ctx := context.Background()
 	info, err := Inspect(ctx, mod("faultgo.wasm"))
 	if err != nil {
@@ -649,6 +657,7 @@ func TestInspect(t *testing.T) {
 
 // Through core.LoadEnv and the registered "wasm" loader.
 func TestRegisteredLoader(t *testing.T) {
+	needC(t)
 	src, err := core.LoadEnv(context.Background(), core.SourceRef{Scheme: "wasm", Path: mod("matrix.wasm")})
 	if err != nil {
 		t.Fatal(err)

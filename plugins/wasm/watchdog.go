@@ -94,7 +94,7 @@ func (w *watchdog) tick() bool {
 		}
 		st.ticks++
 		if time.Duration(st.ticks)*w.period >= w.timeout {
-			in.interrupt()
+			in.stop(seq)
 			st.ticks = 0
 		}
 	}

@@ -54,6 +54,7 @@ func TestWatchdogStopsOnlyOverrunningCalls(t *testing.T) {
 // TestWatchdogEndsWithTheModule: closing a source ends its watchdog's
 // goroutine even if an env of it was never closed.
 func TestWatchdogEndsWithTheModule(t *testing.T) {
+	needC(t)
 	src, err := testLoad.LoadEnvSource(context.Background(), core.SourceRef{Path: mod("lbf_c.wasm"), Sandbox: core.Sandbox{CallTimeout: 40 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
@@ -73,5 +74,39 @@ func TestWatchdogEndsWithTheModule(t *testing.T) {
 			t.Fatal("watchdog still running 2 s after the source closed")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestWatchdogStopMissesAnEndedCall: the watchdog reads an instance's
+// sequence number, the call ends, and only then does the watchdog decide
+// to stop it. The stop must not land: the ended call already reported
+// success, and an interrupt now would fail the instance's next call as a
+// timeout. Conversely, a call the watchdog claimed first reports the
+// overrun when it ends, even if it returned normally.
+func TestWatchdogStopMissesAnEndedCall(t *testing.T) {
+	stopped := 0
+	in := &instance{cancel: func() { stopped++ }}
+
+	seq := in.begin()
+	if !in.end(seq) {
+		t.Fatal("a call nobody stopped reported an overrun")
+	}
+	if in.stop(seq) || stopped != 0 || in.expired.Load() {
+		t.Fatalf("stop of an ended call: cancel called %d times, expired %v; want neither", stopped, in.expired.Load())
+	}
+	next := in.begin()
+	if !in.end(next) {
+		t.Fatal("the call after a missed stop reported an overrun")
+	}
+
+	seq = in.begin()
+	if !in.stop(seq) || stopped != 1 || !in.expired.Load() {
+		t.Fatalf("stop of a running call: cancel called %d times, expired %v; want 1 and true", stopped, in.expired.Load())
+	}
+	if in.end(seq) {
+		t.Fatal("a call the watchdog stopped did not report its overrun")
+	}
+	if c := in.calls.Load(); c&1 != 0 {
+		t.Fatalf("sequence number %d is odd with no call running", c)
 	}
 }
