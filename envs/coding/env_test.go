@@ -496,6 +496,7 @@ func TestEarlyExitDoesNotPass(t *testing.T) {
 		pass       bool
 	}{
 		{"correct", "", true},
+		{"correct but chatty", "\nfor i in range(20000):\n    print('debug', i)\n", true},
 		{"sys.exit", "\nimport sys\nsys.exit(0)\n", false},
 		{"exit", "\nexit()\n", false},
 		{"os._exit", "\nimport os\nos._exit(0)\n", false},

@@ -91,7 +91,8 @@ type Config struct {
 	// Processes bounds the processes of the program's user (RLIMIT_NPROC).
 	// Default 16. The kernel does not enforce it for root, hence UID.
 	Processes uint64
-	// OutputBytes bounds the stdout and the stderr kept, each. Default 16 KiB.
+	// OutputBytes bounds the stdout and the stderr kept, each: their
+	// beginning and their last quarter. Default 16 KiB.
 	OutputBytes int
 	// Parallel bounds how many programs run at once. Default runtime.NumCPU().
 	Parallel int
@@ -684,7 +685,7 @@ func (s *Sandbox) start(ctx context.Context, dir string, useNS, runAs bool) (Res
 	res.Stop = stop
 	stopMu.Unlock()
 	if res.Stop == StopNone {
-		res.Stop = classify(ws, stderr.buf.Bytes())
+		res.Stop = classify(ws, []byte(stderr.String()))
 	}
 	return res, nil
 }
@@ -747,31 +748,43 @@ func GroupAlive(pgid int) bool {
 	return syscall.Kill(-pgid, 0) == nil
 }
 
-// boundedBuffer keeps the first max bytes written to it.
+// boundedBuffer keeps at most max bytes of a stream: its beginning and its
+// last quarter, so that what a program printed last (a traceback's final
+// line, a completion marker) survives a flood of output.
 type boundedBuffer struct {
-	buf bytes.Buffer
-	max int
-	cut bool
+	head, tail []byte
+	max        int
+	dropped    int64 // bytes between head and tail that were not kept
+	cut        bool
 }
 
 func (b *boundedBuffer) Write(p []byte) (int, error) {
-	room := b.max - b.buf.Len()
-	if room < len(p) {
-		b.cut = true
-		if room > 0 {
-			b.buf.Write(p[:room])
-		}
-		return len(p), nil
+	n := len(p)
+	tailMax := b.max / 4
+	if room := b.max - tailMax - len(b.head); room > 0 {
+		k := min(room, len(p))
+		b.head = append(b.head, p[:k]...)
+		p = p[k:]
 	}
-	b.buf.Write(p)
-	return len(p), nil
+	if len(p) == 0 {
+		return n, nil
+	}
+	b.tail = append(b.tail, p...)
+	if over := len(b.tail) - tailMax; over > 0 {
+		b.cut = true
+		b.dropped += int64(over)
+		// Trim in place; the slice's array stays bounded by max.
+		b.tail = append(b.tail[:0], b.tail[over:]...)
+	}
+	return n, nil
 }
 
 func (b *boundedBuffer) String() string {
-	s := b.buf.String()
-	if b.cut {
-		// Do not end in the middle of a UTF-8 sequence.
-		s = strings.ToValidUTF8(s, "")
+	if !b.cut {
+		return string(b.head) + string(b.tail)
 	}
-	return s
+	// Do not split a UTF-8 sequence at either cut.
+	return strings.ToValidUTF8(string(b.head), "") +
+		fmt.Sprintf("\n[… %d bytes cut …]\n", b.dropped) +
+		strings.ToValidUTF8(string(b.tail), "")
 }

@@ -1,0 +1,24 @@
+package coding
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/troupe-dev/troupe/internal/testenv"
+)
+
+// TestMain skips the package when the interpreter the task runs is missing
+// (most of its tests and its Example run Python), unless testenv.RequireEnv
+// is set.
+func TestMain(m *testing.M) {
+	if err := testenv.PythonInstalled(); err != nil {
+		if testenv.Required() {
+			fmt.Fprintf(os.Stderr, "envs/coding: %v, and %s is set\n", err, testenv.RequireEnv)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "envs/coding: %v: skipping the package's tests, which run Python\n", err)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
