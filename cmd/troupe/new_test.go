@@ -11,15 +11,14 @@ import (
 	"testing"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/internal/testenv"
 	"github.com/troupe-dev/troupe/plugins/wasm"
 )
 
 // Every scaffold builds as generated, loads in the Wasm host and works;
 // troupe inspect describes it.
 func TestNewScaffoldsBuildAndLoad(t *testing.T) {
-	if _, err := exec.LookPath("clang"); err != nil {
-		t.Fatal("clang is needed for the C scaffolds (apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32)")
-	}
+	testenv.Need(t, testenv.Clang()) // for the C scaffolds
 	base := t.TempDir()
 	t.Setenv(wasm.CacheDirEnv, filepath.Join(base, "cache"))
 	type scaf struct{ kind, lang, name, dir string }

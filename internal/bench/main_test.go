@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/troupe-dev/troupe/internal/testenv"
 	grpcplugin "github.com/troupe-dev/troupe/plugins/grpc"
 )
 
@@ -50,6 +51,9 @@ func pluginFile(tb testing.TB, key string) string {
 	}
 	if len(p) == 0 {
 		tb.Fatalf("no plugin %q", key)
+	}
+	if p[0].C != "" {
+		testenv.Need(tb, testenv.Clang())
 	}
 	files, errs := repo.Build(context.Background(), pluginDir, p)
 	if err := errs[key]; err != nil {

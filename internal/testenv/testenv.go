@@ -1,0 +1,53 @@
+// Package testenv tells tests whether the external tools some of them need
+// are installed: clang with the wasm32-wasi target for the C plugins, and
+// /usr/bin/python3 for the coding task. Without a tool those tests skip
+// with a message naming what to install, so `go test ./...` passes on a
+// machine with only Go; with [RequireEnv] set (as .ci/run does) a missing
+// tool fails them instead.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// RequireEnv, when set to a non-empty value, makes a missing tool a test
+// failure instead of a skip.
+const RequireEnv = "TROUPE_TEST_REQUIRE_TOOLS"
+
+// Python is the interpreter the coding task runs.
+const Python = "/usr/bin/python3"
+
+// Required reports whether missing tools must fail the tests.
+func Required() bool { return os.Getenv(RequireEnv) != "" }
+
+// Clang returns nil when clang is on PATH, else what to install.
+func Clang() error {
+	if _, err := exec.LookPath("clang"); err != nil {
+		return fmt.Errorf("clang not found (apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32; .ci/run does)")
+	}
+	return nil
+}
+
+// PythonInstalled returns nil when [Python] exists, else what to install.
+func PythonInstalled() error {
+	if _, err := os.Stat(Python); err != nil {
+		return fmt.Errorf("%s not found (apt-get install python3-minimal; .ci/run does)", Python)
+	}
+	return nil
+}
+
+// Need skips tb when missing (the result of [Clang] or [PythonInstalled])
+// is not nil, or fails it when [Required].
+func Need(tb testing.TB, missing error) {
+	tb.Helper()
+	switch {
+	case missing == nil:
+	case Required():
+		tb.Fatalf("%v, and %s is set", missing, RequireEnv)
+	default:
+		tb.Skip(missing)
+	}
+}
