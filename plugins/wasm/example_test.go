@@ -10,7 +10,8 @@ import (
 
 // Loading a Wasm env through the registered "wasm" scheme, as an agentfile's
 // source = "wasm:matrix.wasm" does, and playing one step. matrix.wasm is
-// examples/c-matrix built by scripts/build-wasm-examples.sh.
+// examples/c-matrix built by the package's TestMain (or, without clang, the
+// same game as a Go guest, internal/testplugins/wasm/matrixgo).
 func Example() {
 	ctx := context.Background()
 	ref := core.SourceRef{Scheme: "wasm", Path: filepath.Join(modDir, "matrix.wasm"),
