@@ -68,7 +68,7 @@ bench policy ./internal/bench/ '^Benchmark(Policy|Dot)$' -benchtime "$benchtime"
 count=$traincount bench train ./internal/bench/ '^BenchmarkTrainIteration$' -cpu 1,2 -benchtime 3x -timeout 60m
 count=$traincount bench llm ./internal/bench/ '^BenchmarkLLMInFlight256$' -benchtime 3x
 # The packages' own benchmarks of the same hot paths.
-bench wasm-step ./plugins/wasm/ '^BenchmarkStep(LBF|LBFC|Matrix)$' -benchtime "$benchtime" -benchmem
+bench wasm-step ./plugins/wasm/ '^Benchmark(Step(LBF|LBFC|Matrix)|GoGuestCosts)$' -benchtime "$benchtime" -benchmem
 bench grpc-step ./plugins/grpc/ '^BenchmarkStepLBF$' -benchtime "$benchtime" -benchmem
 bench core-policy ./core/policy/ '.' -benchtime "$benchtime" -benchmem
 bench core-grpo ./core/grpo/ '.' -benchtime 3x -benchmem
