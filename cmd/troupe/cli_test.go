@@ -16,6 +16,7 @@ func TestUsageErrorsNameWhatAndWhere(t *testing.T) {
 	af := writeAgentfile(t, climbing)
 	policies := writeAgentfile(t, climbing+"policies = [\"grpo\", \"nosuch\"]\n")
 	reward := writeAgentfile(t, strings.Replace(climbing, "builtin:return", "builtin:nosuch", 1))
+	weight := writeAgentfile(t, strings.Replace(climbing, "return = 1.0", "retrun = 1.0", 1))
 	cases := []struct {
 		name string
 		args []string
@@ -24,6 +25,7 @@ func TestUsageErrorsNameWhatAndWhere(t *testing.T) {
 		{"override blamed on --set", []string{"train", "-f", af, "--set", "train.group_size=-2"}, "troupe: --set: train.group_size: must be at least 1, got -2"},
 		{"unknown eval policy", []string{"train", "-f", policies, "--out", t.TempDir()}, "agentfile.toml:19: eval.policies: no policy \"nosuch\""},
 		{"unknown reward", []string{"eval", "-f", reward}, "agentfile.toml:8: rewards.0: builtin:nosuch: no built-in reward \"nosuch\""},
+		{"weight on no component", []string{"train", "-f", weight, "--out", t.TempDir()}, "agentfile.toml:11: reward.weights.retrun: no reward function returns a component \"retrun\" (components of the rewards: return)"},
 		{"missing file", []string{"eval", "-f", filepath.Join(t.TempDir(), "none.toml")}, "none.toml: no such file or directory"},
 		{"unknown baseline", []string{"run", "-f", af, "--baseline", "nosuch"}, "--baseline \"nosuch\": env matrix has no such baseline"},
 		{"zero episodes", []string{"eval", "-f", af, "--episodes", "0"}, "--episodes must be at least 1, got 0"},

@@ -98,6 +98,12 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 		}
 		s.Rewards = append(s.Rewards, rf)
 	}
+	if err := runtime.CheckRewards(s.Rewards, c.Reward.Weights); err != nil {
+		if re, ok := errors.AsType[*runtime.RewardsError](err); ok {
+			return fail(c.errorAt(re.Key, errors.New(re.Msg)))
+		}
+		return fail(c.errorAt("rewards", err))
+	}
 	backends := map[string]core.LLM{}
 	for i := 0; i < spec.NumAgents(); i++ {
 		name := c.AgentLLM(i)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/troupe-dev/troupe/core"
@@ -174,19 +176,8 @@ func (s *Setup) validate(spec core.EnvSpec) error {
 	if len(s.Rewards) == 0 {
 		return errors.New("setup: no reward functions")
 	}
-	comps := map[string]string{}
-	for _, r := range s.Rewards {
-		for _, c := range r.Components() {
-			if other, dup := comps[c]; dup {
-				return fmt.Errorf("setup: component %q is returned by both %s and %s", c, other, r.Name())
-			}
-			comps[c] = r.Name()
-		}
-	}
-	for c := range s.Weights {
-		if _, ok := comps[c]; !ok {
-			return fmt.Errorf("setup: reward.weights.%s weighs a component no reward function returns (have %s)", c, joinKeys(comps))
-		}
+	if err := CheckRewards(s.Rewards, s.Weights); err != nil {
+		return fmt.Errorf("setup: %w", err)
 	}
 	if s.Train.Credit == "independent" && !spec.StepRewards {
 		return fmt.Errorf("setup: credit = \"independent\" needs per-agent rewards, and env %q gives none", spec.Name)
@@ -232,4 +223,37 @@ func joinKeys[V any](m map[string]V) string {
 		out += k
 	}
 	return out
+}
+
+// RewardsError is a problem with the reward functions or their weights.
+// Key is the agentfile key it concerns, e.g. "reward.weights.speed".
+type RewardsError struct {
+	Key, Msg string
+}
+
+func (e *RewardsError) Error() string { return e.Key + ": " + e.Msg }
+
+// CheckRewards checks that no component is returned by two reward
+// functions and that every weight names a component one returns (a typo
+// would otherwise weigh nothing). Its error is a *RewardsError.
+func CheckRewards(rewards []core.RewardFunc, weights map[string]float64) error {
+	comps := map[string]string{}
+	for _, r := range rewards {
+		for _, c := range r.Components() {
+			if other, dup := comps[c]; dup {
+				return &RewardsError{Key: "rewards", Msg: fmt.Sprintf("component %q is returned by both %s and %s", c, other, r.Name())}
+			}
+			comps[c] = r.Name()
+		}
+	}
+	for _, c := range slices.Sorted(maps.Keys(weights)) {
+		if _, ok := comps[c]; !ok {
+			have := "none"
+			if len(comps) > 0 {
+				have = joinKeys(comps)
+			}
+			return &RewardsError{Key: "reward.weights." + c, Msg: fmt.Sprintf("no reward function returns a component %q (components of the rewards: %s)", c, have)}
+		}
+	}
+	return nil
 }
