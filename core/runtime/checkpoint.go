@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/troupe-dev/troupe/internal/atomicfile"
 )
@@ -72,63 +71,59 @@ func (t *Trainer) loadCheckpoint(out string) error {
 // atomically: the iterations after the checkpoint run again and record
 // their samples anew.
 func truncateSamples(path string, upTo int) error {
+	return filterLines(path, true, func(n int, line []byte) (bool, error) {
+		var rec struct {
+			Iteration int `json:"iteration"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return false, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		return rec.Iteration <= upTo, nil
+	})
+}
+
+// truncateLines keeps the first n lines of a file (the metrics of the
+// checkpointed iterations), atomically.
+func truncateLines(path string, n int) error {
+	kept := 0
+	return filterLines(path, n == 0, func(int, []byte) (bool, error) {
+		kept++
+		return kept <= n, nil
+	})
+}
+
+// filterLines rewrites path, atomically, with the non-blank lines keep
+// accepts (it sees each with its 1-based line number); a missing file is
+// fine if missingOK. Errors are prefixed "resume:".
+func filterLines(path string, missingOK bool, keep func(n int, line []byte) (bool, error)) error {
 	raw, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
+	if os.IsNotExist(err) && missingOK {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}
-	var keep bytes.Buffer
+	var out bytes.Buffer
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 1<<20), 1<<28)
 	for n := 1; sc.Scan(); n++ {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		var rec struct {
-			Iteration int `json:"iteration"`
+		ok, err := keep(n, sc.Bytes())
+		if err != nil {
+			return fmt.Errorf("resume: %w", err)
 		}
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return fmt.Errorf("resume: %s:%d: %w", path, n, err)
-		}
-		if rec.Iteration <= upTo {
-			keep.Write(sc.Bytes())
-			keep.WriteByte('\n')
+		if ok {
+			out.Write(sc.Bytes())
+			out.WriteByte('\n')
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("resume: %s: %w", path, err)
 	}
-	if keep.Len() == len(raw) {
+	if out.Len() == len(raw) {
 		return nil
 	}
-	return atomicfile.WriteFile(path, keep.Bytes(), 0o644)
-}
-
-// truncateLines keeps the first n lines of a file (the metrics of the
-// checkpointed iterations), atomically.
-func truncateLines(path string, n int) error {
-	raw, err := os.ReadFile(path)
-	if os.IsNotExist(err) && n == 0 {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("resume: %w", err)
-	}
-	var keep bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	for i := 0; i < n && sc.Scan(); i++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			i--
-			continue
-		}
-		keep.WriteString(sc.Text())
-		keep.WriteByte('\n')
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("resume: %s: %w", path, err)
-	}
-	return atomicfile.WriteFile(path, keep.Bytes(), 0o644)
+	return atomicfile.WriteFile(path, out.Bytes(), 0o644)
 }

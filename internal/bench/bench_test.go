@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/policy"
 	"github.com/troupe-dev/troupe/envs/lbf"
 	_ "github.com/troupe-dev/troupe/envs/matrix" // registers builtin:matrix
@@ -265,42 +264,22 @@ func BenchmarkEnvStep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	l := wasm.NewLoader(wasm.Options{Logger: quietLogger()})
+	defer l.Close(context.Background())
 	for _, name := range stepEnvs {
-		params := LBFStepParams()
-		if name == writing.Name {
-			params = WritingStepParams()
-		}
 		for _, path := range stepPaths[name] {
 			b.Run(name+"/"+path, func(b *testing.B) {
-				var env core.Env
-				var err error
-				switch path {
-				case PathInProcess:
-					if name == lbf.Name {
-						env, err = lbf.New(params)
-					} else {
-						env, err = writing.New(params)
-					}
-				default:
-					scheme := pluginScheme(path)
-					file := pluginFile(b, pluginKey(path, name))
-					l := wasm.NewLoader(wasm.Options{Logger: quietLogger()})
-					defer l.Close(context.Background())
-					var closeEnv func()
-					env, closeEnv, err = openPlugin(context.Background(), l, scheme, file, params)
-					if err == nil {
-						defer closeEnv()
-					}
+				file := ""
+				if path != PathInProcess {
+					file = pluginFile(b, pluginKey(path, name))
 				}
+				env, closeEnv, err := openStepEnv(context.Background(), l, name, path, file)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if name == lbf.Name {
-					w, err := LBFStepWorkload(env)
-					benchWorkload(b, w, err)
-				} else {
-					benchWorkload(b, ReplayWorkload(env, trs), nil)
-				}
+				defer closeEnv()
+				w, err := stepWorkload(name, env, trs)
+				benchWorkload(b, w, err)
 			})
 		}
 	}

@@ -243,6 +243,39 @@ func openPlugin(ctx context.Context, wl *wasm.Loader, scheme, path string, param
 // quietLogger discards plugin output (the suite reports errors itself).
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// openStepEnv opens env name (with its step-comparison params) through
+// path; file is the plugin for the plugin paths. Closing the returned func
+// releases the env and its plugin.
+func openStepEnv(ctx context.Context, wl *wasm.Loader, name, path, file string) (core.Env, func(), error) {
+	params := LBFStepParams()
+	if name == writing.Name {
+		params = WritingStepParams()
+	}
+	if path != PathInProcess {
+		return openPlugin(ctx, wl, pluginScheme(path), file, params)
+	}
+	var env core.Env
+	var err error
+	if name == lbf.Name {
+		env, err = lbf.New(params)
+	} else {
+		env, err = writing.New(params)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return env, func() { env.Close() }, nil
+}
+
+// stepWorkload is the step comparison's workload on env name: LBF's fixed
+// random actions, or writing's recorded trajectories trs.
+func stepWorkload(name string, env core.Env, trs []Trajectory) (Workload, error) {
+	if name == lbf.Name {
+		return LBFStepWorkload(env)
+	}
+	return ReplayWorkload(env, trs), nil
+}
+
 // stepEnvs are the envs of the comparison, in table order.
 var stepEnvs = []string{lbf.Name, writing.Name}
 
@@ -265,26 +298,11 @@ func runStep(ctx context.Context, o *Options, files map[string]string, buildErrs
 				return rows, skips, err
 			}
 			row := StepRow{Env: name, Path: path, Load1: load1()}
-			var env core.Env
-			closeEnv := func() {}
-			params := LBFStepParams()
-			if name == writing.Name {
-				params = WritingStepParams()
-			}
-			switch path {
-			case PathInProcess:
-				if name == lbf.Name {
-					env, err = lbf.New(params)
-				} else {
-					env, err = writing.New(params)
-				}
-				if err == nil {
-					closeEnv = func() { env.Close() }
-				}
-			default:
-				key, scheme := pluginKey(path, name), pluginScheme(path)
-				file, ok := files[key]
-				if !ok {
+			file := ""
+			if path != PathInProcess {
+				key := pluginKey(path, name)
+				var ok bool
+				if file, ok = files[key]; !ok {
 					reason := "plugin not built"
 					if e := buildErrs[key]; e != nil {
 						reason = e.Error()
@@ -292,18 +310,13 @@ func runStep(ctx context.Context, o *Options, files map[string]string, buildErrs
 					skips = append(skips, Skip{Section: "env step", Row: name + " " + path, Reason: reason})
 					continue
 				}
-				env, closeEnv, err = openPlugin(ctx, wl, scheme, file, params)
 			}
+			env, closeEnv, err := openStepEnv(ctx, wl, name, path, file)
 			if err != nil {
 				skips = append(skips, Skip{Section: "env step", Row: name + " " + path, Reason: err.Error()})
 				continue
 			}
-			var w Workload
-			if name == lbf.Name {
-				w, err = LBFStepWorkload(env)
-			} else {
-				w = ReplayWorkload(env, trs)
-			}
+			w, err := stepWorkload(name, env, trs)
 			var t Timing
 			if err == nil {
 				t, err = MeasureMedian(o.dur(), o.pick(1, 3), w)

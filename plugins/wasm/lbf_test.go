@@ -1,7 +1,6 @@
 package wasm
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -130,17 +129,7 @@ func benchStepLBF(b *testing.B, module, prefix string) {
 		sb   core.Sandbox
 	}{{prefix, core.Sandbox{}}, {prefix + "-notimeout", core.Sandbox{CallTimeout: -1}}} {
 		b.Run(c.name, func(b *testing.B) {
-			src, err := testLoad.LoadEnvSource(context.Background(), core.SourceRef{Path: mod(module), Sandbox: c.sb})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer src.Close()
-			env, err := src.Open()
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer env.Close()
-			run(b, env)
+			run(b, startEnv(b, loadEnv(b, module, nil, c.sb)))
 		})
 	}
 }
@@ -184,17 +173,7 @@ func BenchmarkStepMatrix(b *testing.B) {
 		sb   core.Sandbox
 	}{{"wasm-c", core.Sandbox{}}, {"wasm-c-notimeout", core.Sandbox{CallTimeout: -1}}} {
 		b.Run(c.name, func(b *testing.B) {
-			src, err := testLoad.LoadEnvSource(context.Background(), core.SourceRef{Path: mod("matrix.wasm"), Sandbox: c.sb})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer src.Close()
-			env, err := src.Open()
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer env.Close()
-			run(b, env)
+			run(b, startEnv(b, loadEnv(b, "matrix.wasm", nil, c.sb)))
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package wasm
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -55,10 +54,7 @@ func TestWatchdogStopsOnlyOverrunningCalls(t *testing.T) {
 // goroutine even if an env of it was never closed.
 func TestWatchdogEndsWithTheModule(t *testing.T) {
 	needC(t)
-	src, err := testLoad.LoadEnvSource(context.Background(), core.SourceRef{Path: mod("lbf_c.wasm"), Sandbox: core.Sandbox{CallTimeout: 40 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := loadEnv(t, "lbf_c.wasm", nil, core.Sandbox{CallTimeout: 40 * time.Millisecond})
 	if _, err := src.Open(); err != nil { // never closed
 		t.Fatal(err)
 	}
