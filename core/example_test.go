@@ -6,7 +6,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/troupe-dev/troupe/core"
-	"github.com/troupe-dev/troupe/core/runtime"
+	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/trainer"
 )
 
 // meetEnv is a native env written in code: two agents must both pick the
@@ -65,19 +66,18 @@ func (metReward) Score(ep *core.Episode) (map[string]float64, map[string]float64
 // Train a team on an env written in Go, without any agentfile, and compare
 // the trained policy with random play on held-out seeds.
 func Example() {
-	train := runtime.DefaultTrain()
+	train := trainer.DefaultConfig()
 	train.Iterations, train.TasksPerIteration, train.GroupSize = 30, 8, 8
-	train.Hidden, train.Workers = []int{16}, 2
-	train.Optimizer.LearningRate = 0.03
-	setup := runtime.Setup{
+	train.Hidden, train.LearningRate = []int{16}, 0.03
+	setup := rollout.Setup{
 		Name:    "meet",
 		Env:     meetSource{},
 		Rewards: []core.RewardFunc{metReward{}},
 		Weights: map[string]float64{"quality": 1},
-		Train:   train,
+		Rollout: rollout.Config{Workers: 2},
 		Seed:    7,
 	}
-	tr, err := runtime.NewTrainer(setup)
+	tr, err := trainer.New(setup, train)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -89,7 +89,7 @@ func Example() {
 			return
 		}
 	}
-	rep, err := runtime.Evaluate(context.Background(), setup, tr.Policy(), runtime.Eval{Episodes: 200, Seed: 1})
+	rep, err := rollout.Evaluate(context.Background(), setup, tr.Policy(), rollout.Eval{Episodes: 200, Seed: 1})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -37,14 +37,30 @@ func ParseSourceRef(s string) (SourceRef, error) {
 	return SourceRef{Scheme: scheme, Path: path}, nil
 }
 
-// Sandbox limits what a plugin may use.
+// Sandbox limits what a plugin may use: the agentfile's [env.sandbox] and
+// [rewards.sandbox] tables. Built-in envs and rewards ignore it.
 type Sandbox struct {
-	// MemoryLimitMiB caps a Wasm instance's linear memory (0: default).
-	MemoryLimitMiB int
-	// CallTimeout bounds one call into the plugin (0: default).
-	CallTimeout time.Duration
-	// ReadOnlyDirs are host directories mounted read-only at the same path.
-	ReadOnlyDirs []string
+	// MemoryLimitMiB caps a Wasm instance's linear memory, in [0, 4096];
+	// 0 (the default) means the loader's default.
+	MemoryLimitMiB int `toml:"memory_limit_mib"`
+	// CallTimeout bounds one call into the plugin, ≥ 0; 0 (the default)
+	// means the loader's default.
+	CallTimeout time.Duration `toml:"call_timeout"`
+	// ReadOnlyDirs are host directories mounted read-only at the same
+	// path (Wasm only). Default none.
+	ReadOnlyDirs []string `toml:"read_only_dirs"`
+}
+
+// Validate reports the first setting that cannot work, as a
+// *SettingError.
+func (s Sandbox) Validate() error {
+	switch {
+	case s.MemoryLimitMiB < 0 || s.MemoryLimitMiB > 4096:
+		return &SettingError{Key: "memory_limit_mib", Msg: fmt.Sprintf("must be in [0, 4096] (0 = default), got %d", s.MemoryLimitMiB)}
+	case s.CallTimeout < 0:
+		return &SettingError{Key: "call_timeout", Msg: fmt.Sprintf("must be ≥ 0 (0 = default), got %s", s.CallTimeout)}
+	}
+	return nil
 }
 
 // EnvSource opens env instances of one loaded task (one per worker).

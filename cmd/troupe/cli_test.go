@@ -23,7 +23,7 @@ func TestUsageErrorsNameWhatAndWhere(t *testing.T) {
 		want string
 	}{
 		{"override blamed on --set", []string{"train", "-f", af, "--set", "train.group_size=-2"}, "troupe: --set: train.group_size: must be at least 1, got -2"},
-		{"unknown eval policy", []string{"train", "-f", policies, "--out", t.TempDir()}, "agentfile.toml:19: eval.policies: no policy \"nosuch\""},
+		{"unknown eval policy", []string{"train", "-f", policies, "--out", t.TempDir()}, "agentfile.toml:20: eval.policies: no policy \"nosuch\""},
 		{"unknown reward", []string{"eval", "-f", reward}, "agentfile.toml:8: rewards.0: builtin:nosuch: no built-in reward \"nosuch\""},
 		{"weight on no component", []string{"train", "-f", weight, "--out", t.TempDir()}, "agentfile.toml:11: reward.weights.retrun: no reward function returns a component \"retrun\" (components of the rewards: return)"},
 		{"missing file", []string{"eval", "-f", filepath.Join(t.TempDir(), "none.toml")}, "none.toml: no such file or directory"},

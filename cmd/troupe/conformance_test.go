@@ -47,6 +47,7 @@ return = 1.0
 iterations = 2
 tasks_per_iteration = 4
 group_size = 4
+[rollout]
 workers = 2
 `
 	var metrics [][]string

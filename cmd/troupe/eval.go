@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/troupe-dev/troupe/core/runtime"
+	"github.com/troupe-dev/troupe/core/rollout"
 )
 
 func init() {
@@ -37,7 +37,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer built.Close()
-	e := built.Setup.Eval
+	e := built.Eval
 	if given["episodes"] {
 		e.Episodes = *episodes
 	}
@@ -45,7 +45,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		e.Seed = *seed
 	}
 	e.Sampled = e.Sampled || *sampled
-	rep, err := runtime.Evaluate(ctx, built.Setup, p, e)
+	rep, err := rollout.Evaluate(ctx, built.Setup, p, e)
 	if err != nil {
 		fmt.Fprintf(stderr, "troupe eval: %v\n", err)
 		return exitRuntime

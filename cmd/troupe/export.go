@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/troupe-dev/troupe/core/llm"
-	"github.com/troupe-dev/troupe/core/runtime"
+	"github.com/troupe-dev/troupe/core/trainer"
 	"github.com/troupe-dev/troupe/internal/report"
 )
 
@@ -44,9 +44,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if stats, err := report.ReadMetrics(filepath.Join(dir, "metrics.jsonl")); err == nil && len(stats) > 0 {
 		upTo = stats[len(stats)-1].Iteration
 	}
-	samples, err := runtime.ReadLLMSamples(dir, upTo)
+	samples, err := trainer.ReadLLMSamples(dir, upTo)
 	if os.IsNotExist(err) {
-		fmt.Fprintf(stderr, "troupe export: %s has no %s: only runs with a real LLM backend (backend = \"openai\") record their calls; the sim backend's texts are the task's own surrogate\n", dir, runtime.LLMSamplesFile)
+		fmt.Fprintf(stderr, "troupe export: %s has no %s: only runs with a real LLM backend (backend = \"openai\") record their calls; the sim backend's texts are the task's own surrogate\n", dir, trainer.LLMSamplesFile)
 		return exitUsage
 	}
 	if err != nil {

@@ -32,6 +32,7 @@ return = 1.0
 iterations = 3
 tasks_per_iteration = 2
 group_size = 4
+[rollout]
 workers = 2
 [eval]
 episodes = 3
@@ -49,7 +50,7 @@ func writeAgentfile(t *testing.T, text string) string {
 func TestBadConfigExits2(t *testing.T) {
 	cases := []struct{ name, text, want string }{
 		{"malformed", "[train\niterations = 3\n", "agentfile.toml:"},
-		{"unknown key", strings.Replace(climbing, "workers = 2", "workers = 2\nwrkers = 3", 1), "train.wrkers: unknown key"},
+		{"unknown key", strings.Replace(climbing, "workers = 2", "workers = 2\nwrkers = 3", 1), "rollout.wrkers: unknown key"},
 		{"negative group", strings.Replace(climbing, "group_size = 4", "group_size = -4", 1), "agentfile.toml:15: train.group_size: must be at least 1, got -4"},
 		{"unknown env", strings.Replace(climbing, "builtin:matrix", "builtin:nosuch", 1), "no built-in env \"nosuch\""},
 		{"bad env param", strings.Replace(climbing, `game = "climbing"`, `game = "chess"`, 1), "chess"},

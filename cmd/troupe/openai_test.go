@@ -78,6 +78,7 @@ cost = 0.1
 iterations = 1
 tasks_per_iteration = 2
 group_size = 2
+[rollout]
 workers = 2
 [eval]
 episodes = 2

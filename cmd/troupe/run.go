@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/troupe-dev/troupe/core/runtime"
+	"github.com/troupe-dev/troupe/core/rollout"
 )
 
 func init() {
@@ -54,8 +54,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if p != nil {
 		who = "grpo policy " + *pol
 	}
-	fmt.Fprintf(stdout, "episode: env %s, seed %d, %s, LLM %s\n", spec.Name, *seed, who, backendOf(built.Setup))
-	observe := func(ev runtime.StepEvent) {
+	fmt.Fprintf(stdout, "episode: env %s, seed %d, %s, LLM %s\n", spec.Name, *seed, who, built.Setup.Backend(spec))
+	observe := func(ev rollout.StepEvent) {
 		var parts []string
 		for i, d := range ev.Decisions {
 			name := spec.Decisions[d].Name
@@ -66,7 +66,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "step %3d  %s\n", ev.Step, strings.Join(parts, "  "))
 	}
-	res, err := runtime.RunEpisode(ctx, built.Setup, p, *baseline, *seed, observe)
+	res, err := rollout.RunEpisode(ctx, built.Setup, p, *baseline, *seed, observe)
 	if err != nil {
 		fmt.Fprintf(stderr, "troupe run: %v\n", err)
 		return exitRuntime

@@ -15,7 +15,8 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/troupe-dev/troupe/core/runtime"
+	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/trainer"
 	"github.com/troupe-dev/troupe/internal/atomicfile"
 	"github.com/troupe-dev/troupe/internal/report"
 )
@@ -56,7 +57,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer built.Close()
 	s := built.Setup
-	tr, err := runtime.NewTrainer(s)
+	tr, err := trainer.New(s, built.Train)
 	if err != nil {
 		fmt.Fprintf(stderr, "troupe: %v\n", err)
 		return exitUsage
@@ -69,12 +70,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	spec := tr.Spec()
 	fmt.Fprintf(stderr, "troupe: training %q on env %s (%d agents, %d decisions), %d iterations × %d tasks × %d rollouts, %d workers, LLM %s\n",
-		cfg.Project.Name, spec.Name, spec.NumAgents(), len(spec.Decisions), s.Train.Iterations, s.Train.TasksPerIteration, s.Train.GroupSize, s.Train.Workers, describeBackend(tr.Backend()))
+		cfg.Project.Name, spec.Name, spec.NumAgents(), len(spec.Decisions), built.Train.Iterations, built.Train.TasksPerIteration, built.Train.GroupSize, s.Rollout.NumWorkers(), describeBackend(tr.Backend()))
 	fmt.Fprintf(stderr, "troupe: run directory %s\n", *out)
-	prog := newProgress(stderr, s.Train.Iterations)
-	err = tr.Run(ctx, runtime.RunOptions{Out: *out, Resume: *resume != "", Config: conf, Progress: prog.update})
+	prog := newProgress(stderr, built.Train.Iterations)
+	err = tr.Run(ctx, trainer.RunOptions{Out: *out, Resume: *resume != "", Config: conf, Progress: prog.update})
 	prog.done()
-	if errors.Is(err, runtime.ErrInterrupted) {
+	if errors.Is(err, trainer.ErrInterrupted) {
 		fmt.Fprintf(stderr, "troupe: interrupted after iteration %d; the checkpoint is saved. Continue with:\n  troupe train --resume %s\n", tr.Iteration(), *out)
 		return exitRuntime
 	}
@@ -83,10 +84,10 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitRuntime
 	}
 	fmt.Fprintf(stderr, "troupe: trained %d iterations in %s; policy at %s\n", tr.Iteration(), time.Since(prog.start).Round(time.Second), filepath.Join(*out, "policy.safetensors"))
-	var rep *runtime.EvalReport
+	var rep *rollout.EvalReport
 	if !*noEval {
-		fmt.Fprintf(stderr, "troupe: evaluating on %d held-out seeds …\n", s.Eval.Episodes)
-		r, err := runtime.Evaluate(ctx, s, tr.Policy(), s.Eval)
+		fmt.Fprintf(stderr, "troupe: evaluating on %d held-out seeds …\n", built.Eval.Episodes)
+		r, err := rollout.Evaluate(ctx, s, tr.Policy(), built.Eval)
 		if err != nil {
 			fmt.Fprintf(stderr, "troupe: eval: %v\n", err)
 			return exitRuntime
@@ -113,22 +114,6 @@ func describeBackend(name string) string {
 		return name + " (simulated LLM: results are simulations)"
 	}
 	return name
-}
-
-func backendOf(s runtime.Setup) string {
-	seen := map[string]bool{}
-	var names []string
-	for _, a := range s.Agents {
-		if n := a.BackendName(); !seen[n] {
-			seen[n] = true
-			names = append(names, n)
-		}
-	}
-	if len(names) == 0 {
-		names = []string{"sim"}
-	}
-	sort.Strings(names)
-	return describeBackend(strings.Join(names, "+"))
 }
 
 func sanitize(s string) string {
@@ -170,7 +155,7 @@ func newProgress(w io.Writer, total int) *progress {
 	return &progress{w: w, tty: tty, total: total, start: time.Now(), first: -1}
 }
 
-func (p *progress) update(st runtime.IterationStats) {
+func (p *progress) update(st trainer.IterationStats) {
 	if p.first < 0 {
 		p.first = st.Iteration - 1
 	}

@@ -5,20 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	goruntime "runtime"
 	"slices"
 	"strings"
 
 	"github.com/troupe-dev/troupe/core"
-	"github.com/troupe-dev/troupe/core/grpo"
 	"github.com/troupe-dev/troupe/core/llm"
-	"github.com/troupe-dev/troupe/core/runtime"
+	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/trainer"
 )
 
-// Built is a runtime.Setup built from a Config, with what must be closed
+// Built is a rollout.Setup built from a Config, with what must be closed
 // when the run ends (plugin processes, compiled modules, HTTP clients).
 type Built struct {
-	Setup   runtime.Setup
+	// Setup is how episodes are played and scored.
+	Setup rollout.Setup
+	// Train and Eval are the [train] and [eval] tables.
+	Train trainer.Config
+	Eval  rollout.Eval
+
 	closers []func() error
 }
 
@@ -34,7 +38,7 @@ func (b *Built) Close() error {
 
 // ref turns an agentfile source into a core.SourceRef, resolving plugin
 // paths against the agentfile's directory.
-func (c Config) ref(key, source string, params map[string]any, sb Sandbox, sha string) (core.SourceRef, error) {
+func (c Config) ref(key, source string, params map[string]any, sb core.Sandbox, sha string) (core.SourceRef, error) {
 	r, err := core.ParseSourceRef(source)
 	if err != nil {
 		return r, c.errorAt(key, err)
@@ -43,18 +47,14 @@ func (c Config) ref(key, source string, params map[string]any, sb Sandbox, sha s
 		r.Path = filepath.Join(c.Dir, r.Path)
 	}
 	r.Params, r.SHA256 = c.resolvePathParams(params), sha
-	r.Sandbox = core.Sandbox{MemoryLimitMiB: sb.MemoryLimitMiB, CallTimeout: sb.CallTimeout.Duration}
-	for _, d := range sb.ReadOnlyDirs {
-		if !filepath.IsAbs(d) && c.Dir != "" {
-			d = filepath.Join(c.Dir, d)
-		}
-		r.Sandbox.ReadOnlyDirs = append(r.Sandbox.ReadOnlyDirs, d)
-	}
+	r.Sandbox = sb
+	r.Sandbox.ReadOnlyDirs = c.absPaths(sb.ReadOnlyDirs)
 	return r, nil
 }
 
 // Build loads the env and reward functions, connects the LLM backends and
-// returns the runtime setup. train.workers = 0 becomes one worker per CPU.
+// returns the rollout setup; the [train] and [eval] tables are c.Train and
+// c.Eval, as they are.
 func (c Config) Build(ctx context.Context) (*Built, error) {
 	b := &Built{}
 	fail := func(err error) (*Built, error) {
@@ -82,7 +82,7 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 	if err := checkPolicies(c.Eval.Policies, spec); err != nil {
 		return fail(c.errorAt("eval.policies", err))
 	}
-	s := runtime.Setup{Name: c.Project.Name, Env: src, Seed: c.Project.Seed, Weights: c.Reward.Weights}
+	s := rollout.Setup{Name: c.Project.Name, Env: src, Seed: c.Project.Seed, Weights: c.Reward.Weights, Budget: c.Budget, Rollout: c.Rollout}
 	for i, r := range c.Rewards {
 		key := fmt.Sprintf("rewards.%d.source", i)
 		ref, err := c.ref(key, r.Source, r.Params, r.Sandbox, r.SHA256)
@@ -98,8 +98,8 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 		}
 		s.Rewards = append(s.Rewards, rf)
 	}
-	if err := runtime.CheckRewards(s.Rewards, c.Reward.Weights); err != nil {
-		if re, ok := errors.AsType[*runtime.RewardsError](err); ok {
+	if err := rollout.CheckRewards(s.Rewards, c.Reward.Weights); err != nil {
+		if re, ok := errors.AsType[*rollout.RewardsError](err); ok {
 			return fail(c.errorAt(re.Key, errors.New(re.Msg)))
 		}
 		return fail(c.errorAt("rewards", err))
@@ -108,7 +108,7 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 	for i := 0; i < spec.NumAgents(); i++ {
 		name := c.AgentLLM(i)
 		l := c.LLM[name]
-		a := runtime.AgentLLM{
+		a := rollout.AgentLLM{
 			Model: l.Model, MaxTokens: l.MaxTokens, Temperature: l.Temperature,
 			Sim: llm.SimConfig{Tiers: map[string]llm.LatencyModel{"": {
 				Base: l.Sim.BaseLatency.Duration, PrefillTPS: l.Sim.PrefillTPS, DecodeTPS: l.Sim.DecodeTPS,
@@ -127,19 +127,7 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 		}
 		s.Agents = append(s.Agents, a)
 	}
-	s.Budget = runtime.Budget{MaxTokens: c.Budget.MaxTokens, MaxTokensPerAgent: c.Budget.MaxTokensPerAgent}
-	t := c.Train
-	opt := grpo.DefaultConfig()
-	opt.Clip, opt.ClipHigh, opt.KL, opt.Entropy = t.Clip, t.ClipHigh, t.KL, t.Entropy
-	opt.LearningRate, opt.MaxGradNorm, opt.Epochs, opt.Minibatches = t.LearningRate, t.MaxGradNorm, t.Epochs, t.Minibatches
-	s.Train = runtime.Train{
-		Iterations: t.Iterations, TasksPerIteration: t.TasksPerIteration, GroupSize: t.GroupSize,
-		Baseline: t.Baseline, Scale: t.Scale, Credit: t.Credit, Optimizer: opt,
-		Hidden: t.Hidden, SharePolicy: t.SharePolicy, Workers: workers(t.Workers),
-		CheckpointEvery: t.CheckpointEvery, MaxFailureRatio: t.MaxFailureRatio, MaxSteps: t.MaxSteps,
-	}
-	s.Eval = runtime.Eval{Episodes: c.Eval.Episodes, Seed: c.Eval.Seed, Sampled: c.Eval.Sampled, Policies: c.Eval.Policies}
-	b.Setup = s
+	b.Setup, b.Train, b.Eval = s, c.Train, c.Eval
 	return b, nil
 }
 
@@ -184,13 +172,6 @@ func (c Config) resolvePathParams(params map[string]any) map[string]any {
 		}
 	}
 	return out
-}
-
-func workers(n int) int {
-	if n > 0 {
-		return n
-	}
-	return goruntime.NumCPU()
 }
 
 // Resolved returns a copy whose plugin paths are absolute, so the copy

@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/trainer"
 )
 
 // Config is a project file's resolved content. Treat it as immutable once
@@ -18,9 +22,10 @@ type Config struct {
 	LLM     map[string]LLM `toml:"llm"`
 	Rewards []Reward       `toml:"rewards"`
 	Reward  RewardWeights  `toml:"reward"`
-	Budget  Budget         `toml:"budget"`
-	Train   Train          `toml:"train"`
-	Eval    Eval           `toml:"eval"`
+	Budget  rollout.Budget `toml:"budget"`
+	Rollout rollout.Config `toml:"rollout"`
+	Train   trainer.Config `toml:"train"`
+	Eval    rollout.Eval   `toml:"eval"`
 
 	// Dir is the directory of the agentfile; relative plugin paths resolve
 	// against it. Not part of the file.
@@ -44,16 +49,9 @@ type Env struct {
 	// Params are passed to the env as-is.
 	Params map[string]any `toml:"params"`
 	// Sandbox limits a plugin env.
-	Sandbox Sandbox `toml:"sandbox"`
+	Sandbox core.Sandbox `toml:"sandbox"`
 	// SHA256 optionally pins a plugin file.
 	SHA256 string `toml:"sha256"`
-}
-
-// Sandbox limits a plugin.
-type Sandbox struct {
-	MemoryLimitMiB int      `toml:"memory_limit_mib"`
-	CallTimeout    Duration `toml:"call_timeout"`
-	ReadOnlyDirs   []string `toml:"read_only_dirs"`
 }
 
 // AgentGroup maps agents to an LLM. Groups are taken in order: the first
@@ -98,60 +96,13 @@ type SimLatency struct {
 type Reward struct {
 	Source  string         `toml:"source"`
 	Params  map[string]any `toml:"params"`
-	Sandbox Sandbox        `toml:"sandbox"`
+	Sandbox core.Sandbox   `toml:"sandbox"`
 	SHA256  string         `toml:"sha256"`
 }
 
 // RewardWeights weighs the reward components into the joint reward.
 type RewardWeights struct {
 	Weights map[string]float64 `toml:"weights"`
-}
-
-// Budget caps LLM usage per episode. 0 means no cap.
-type Budget struct {
-	MaxTokens         int `toml:"max_tokens"`
-	MaxTokensPerAgent int `toml:"max_tokens_per_agent"`
-}
-
-// Train configures GRPO training.
-type Train struct {
-	Iterations        int     `toml:"iterations"`
-	TasksPerIteration int     `toml:"tasks_per_iteration"`
-	GroupSize         int     `toml:"group_size"`
-	LearningRate      float64 `toml:"learning_rate"`
-	Clip              float64 `toml:"clip"`
-	ClipHigh          float64 `toml:"clip_high"`
-	KL                float64 `toml:"kl"`
-	Entropy           float64 `toml:"entropy"`
-	MaxGradNorm       float64 `toml:"max_grad_norm"`
-	Epochs            int     `toml:"epochs"`
-	Minibatches       int     `toml:"minibatches"`
-	Baseline          string  `toml:"baseline"`
-	Scale             string  `toml:"scale"`
-	Credit            string  `toml:"credit"`
-	Hidden            []int   `toml:"hidden"`
-	SharePolicy       bool    `toml:"share_policy"`
-	// Workers is the number of rollout workers (0: one per CPU).
-	Workers int `toml:"workers"`
-	// CheckpointEvery writes checkpoint/ every N iterations.
-	CheckpointEvery int `toml:"checkpoint_every"`
-	// MaxFailureRatio stops the run when more than this fraction of an
-	// iteration's episodes failed.
-	MaxFailureRatio float64 `toml:"max_failure_ratio"`
-	// MaxSteps caps an episode's length when the env sets none.
-	MaxSteps int `toml:"max_steps"`
-}
-
-// Eval configures evaluation.
-type Eval struct {
-	Episodes int `toml:"episodes"`
-	// Seed selects the evaluation seeds; they never overlap training seeds.
-	Seed uint64 `toml:"seed"`
-	// Sampled evaluates the trained policy by sampling instead of greedily.
-	Sampled bool `toml:"sampled"`
-	// Policies limits the evaluated policies (default: grpo, every
-	// baseline the env offers, and random).
-	Policies []string `toml:"policies"`
 }
 
 // Duration is a time.Duration written as a string such as "60s".
@@ -177,25 +128,9 @@ func Default() Config {
 		Env:     Env{Source: "builtin:writing"},
 		LLM:     map[string]LLM{},
 		Reward:  RewardWeights{Weights: map[string]float64{}},
-		Train: Train{
-			Iterations:        100,
-			TasksPerIteration: 16,
-			GroupSize:         8,
-			LearningRate:      3e-3,
-			Clip:              0.2,
-			MaxGradNorm:       1.0,
-			Epochs:            4,
-			Minibatches:       4,
-			Baseline:          "mean",
-			Scale:             "group",
-			Credit:            "joint",
-			Hidden:            []int{64, 64},
-			SharePolicy:       true,
-			CheckpointEvery:   10,
-			MaxFailureRatio:   0.2,
-			MaxSteps:          1000,
-		},
-		Eval: Eval{Episodes: 100, Seed: 1},
+		Rollout: rollout.DefaultConfig(),
+		Train:   trainer.DefaultConfig(),
+		Eval:    rollout.DefaultEval(),
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-dev/troupe/core"
 )
 
 const good = `[project]
@@ -186,7 +188,7 @@ func TestOverrideErrorNamesSet(t *testing.T) {
 
 func TestResolvedPaths(t *testing.T) {
 	c := Config{Dir: "/proj",
-		Env:     Env{Source: "wasm:env.wasm", Params: map[string]any{"corpus_dir": "rfcs"}, Sandbox: Sandbox{ReadOnlyDirs: []string{"data", "/abs"}}},
+		Env:     Env{Source: "wasm:env.wasm", Params: map[string]any{"corpus_dir": "rfcs"}, Sandbox: core.Sandbox{ReadOnlyDirs: []string{"data", "/abs"}}},
 		Rewards: []Reward{{Source: "builtin:tokens", Params: map[string]any{"dataset": "d.jsonl"}}},
 		LLM:     map[string]LLM{"default": {Cache: "cache"}},
 	}

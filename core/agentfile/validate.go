@@ -2,6 +2,7 @@ package agentfile
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -20,7 +21,7 @@ func (c Config) Validate() error {
 	if _, err := core.ParseSourceRef(c.Env.Source); err != nil {
 		return bad("env.source", "%v", err)
 	}
-	if err := validateSandbox("env.sandbox", c.Env.Sandbox); err != nil {
+	if err := nested("env.sandbox", c.Env.Sandbox.Validate()); err != nil {
 		return err
 	}
 	for i, a := range c.Agents {
@@ -88,97 +89,39 @@ func (c Config) Validate() error {
 		if _, err := core.ParseSourceRef(r.Source); err != nil {
 			return bad(k+".source", "%v", err)
 		}
-		if err := validateSandbox(k+".sandbox", r.Sandbox); err != nil {
+		if err := nested(k+".sandbox", r.Sandbox.Validate()); err != nil {
 			return err
 		}
 	}
 	if len(c.Reward.Weights) == 0 {
 		return bad("reward.weights", "no weights: give at least one component weight, e.g. quality = 1.0")
 	}
-	if c.Budget.MaxTokens < 0 {
-		return bad("budget.max_tokens", "must be ≥ 0 (0 = none), got %d", c.Budget.MaxTokens)
-	}
-	if c.Budget.MaxTokensPerAgent < 0 {
-		return bad("budget.max_tokens_per_agent", "must be ≥ 0 (0 = none), got %d", c.Budget.MaxTokensPerAgent)
-	}
-	t := c.Train
-	positive := []struct {
-		key string
-		v   int
+	for _, part := range []struct {
+		table string
+		err   error
 	}{
-		{"train.iterations", t.Iterations}, {"train.tasks_per_iteration", t.TasksPerIteration},
-		{"train.group_size", t.GroupSize}, {"train.epochs", t.Epochs}, {"train.minibatches", t.Minibatches},
-		{"train.checkpoint_every", t.CheckpointEvery}, {"train.max_steps", t.MaxSteps},
-	}
-	for _, p := range positive {
-		if p.v < 1 {
-			return bad(p.key, "must be at least 1, got %d", p.v)
+		{"budget", c.Budget.Validate()},
+		{"rollout", c.Rollout.Validate()},
+		{"train", c.Train.Validate()},
+		{"eval", c.Eval.Validate()},
+	} {
+		if err := nested(part.table, part.err); err != nil {
+			return err
 		}
-	}
-	if t.Workers < 0 {
-		return bad("train.workers", "must be ≥ 0 (0 = one per CPU), got %d", t.Workers)
-	}
-	if t.LearningRate <= 0 || t.LearningRate > 1 {
-		return bad("train.learning_rate", "must be in (0, 1], got %g", t.LearningRate)
-	}
-	if t.Clip <= 0 || t.Clip >= 1 {
-		return bad("train.clip", "must be in (0, 1), got %g", t.Clip)
-	}
-	if t.ClipHigh < 0 {
-		return bad("train.clip_high", "must be ≥ 0 (0 = same as clip), got %g", t.ClipHigh)
-	}
-	if t.KL < 0 {
-		return bad("train.kl", "must be ≥ 0, got %g", t.KL)
-	}
-	if t.Entropy < 0 {
-		return bad("train.entropy", "must be ≥ 0, got %g", t.Entropy)
-	}
-	if t.MaxGradNorm <= 0 {
-		return bad("train.max_grad_norm", "must be positive, got %g", t.MaxGradNorm)
-	}
-	if t.MaxFailureRatio < 0 || t.MaxFailureRatio > 1 {
-		return bad("train.max_failure_ratio", "must be in [0, 1], got %g", t.MaxFailureRatio)
-	}
-	switch t.Baseline {
-	case "mean", "rloo", "max":
-	default:
-		return bad("train.baseline", "must be mean, rloo or max, got %q", t.Baseline)
-	}
-	switch t.Scale {
-	case "group", "batch", "none":
-	default:
-		return bad("train.scale", "must be group, batch or none, got %q", t.Scale)
-	}
-	switch t.Credit {
-	case "joint", "independent":
-	default:
-		return bad("train.credit", "must be joint or independent, got %q", t.Credit)
-	}
-	if t.Baseline == "rloo" && t.GroupSize < 2 {
-		return bad("train.group_size", "the rloo baseline needs at least 2 rollouts per group, got %d", t.GroupSize)
-	}
-	if len(t.Hidden) == 0 {
-		return bad("train.hidden", "needs at least one hidden layer size")
-	}
-	for i, h := range t.Hidden {
-		if h < 1 || h > 4096 {
-			return bad("train.hidden", "layer %d: size must be in [1, 4096], got %d", i, h)
-		}
-	}
-	if c.Eval.Episodes < 1 {
-		return bad("eval.episodes", "must be at least 1, got %d", c.Eval.Episodes)
 	}
 	return nil
 }
 
-func validateSandbox(key string, s Sandbox) error {
-	if s.MemoryLimitMiB < 0 || s.MemoryLimitMiB > 4096 {
-		return bad(key+".memory_limit_mib", "must be in [0, 4096] (0 = default), got %d", s.MemoryLimitMiB)
+// nested turns a component's *core.SettingError into an *Error about the
+// key inside table.
+func nested(table string, err error) error {
+	if err == nil {
+		return nil
 	}
-	if s.CallTimeout.Duration < 0 {
-		return bad(key+".call_timeout", "must be ≥ 0 (0 = default), got %s", s.CallTimeout.Duration)
+	if se, ok := errors.AsType[*core.SettingError](err); ok {
+		return bad(table+"."+se.Key, "%s", se.Msg)
 	}
-	return nil
+	return bad(table, "%v", err)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

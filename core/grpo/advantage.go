@@ -5,16 +5,6 @@ import (
 	"math"
 )
 
-// Baselines and scales accepted by GroupAdvantages.
-const (
-	BaselineMean = "mean" // the group's mean reward
-	BaselineRLOO = "rloo" // leave-one-out: the mean of the other members
-	BaselineMax  = "max"  // the group's best reward
-	ScaleGroup   = "group"
-	ScaleBatch   = "batch"
-	ScaleNone    = "none"
-)
-
 // flatTolerance decides when a group's rewards count as all equal: their
 // spread (max − min) is at most flatTolerance·max(1, max |r|). This absorbs
 // rounding noise in reward sums without hiding real differences.
@@ -37,7 +27,7 @@ const flatTolerance = 1e-12
 // (near) zero: if every group is flat, all advantages are 0.
 //
 // Errors: unknown baseline or scale, an empty group, a non-finite reward.
-func GroupAdvantages(groups [][]float64, baseline, scale string) (adv [][]float64, zeroStdGroups int, err error) {
+func GroupAdvantages(groups [][]float64, baseline Baseline, scale Scale) (adv [][]float64, zeroStdGroups int, err error) {
 	switch baseline {
 	case BaselineMean, BaselineRLOO, BaselineMax:
 	default:

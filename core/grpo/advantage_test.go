@@ -20,8 +20,8 @@ func TestGroupAdvantagesHandComputed(t *testing.T) {
 	// rloo: r − (sum − r)/(G−1): group 0 sum 12: 1−11/3, 2−10/3, 3−9/3, 6−6/3.
 	rloo := [][]float64{{-8.0 / 3, -4.0 / 3, 0, 4}, {-4, 4}}
 	maxb := [][]float64{{-5, -4, -3, 0}, {-4, 0}}
-	scales := map[string][]float64{"none": {1, 1}, "group": {s35, 2}, "batch": {bstd, bstd}}
-	for bname, diffs := range map[string][][]float64{"mean": mean, "rloo": rloo, "max": maxb} {
+	scales := map[Scale][]float64{"none": {1, 1}, "group": {s35, 2}, "batch": {bstd, bstd}}
+	for bname, diffs := range map[Baseline][][]float64{"mean": mean, "rloo": rloo, "max": maxb} {
 		for sname, div := range scales {
 			adv, zero, err := GroupAdvantages(groups, bname, sname)
 			if err != nil {
@@ -48,8 +48,8 @@ func TestGroupAdvantagesHandComputed(t *testing.T) {
 }
 
 func TestGroupAdvantagesFlatGroups(t *testing.T) {
-	for _, b := range []string{"mean", "rloo", "max"} {
-		for _, s := range []string{"group", "batch", "none"} {
+	for _, b := range []Baseline{"mean", "rloo", "max"} {
+		for _, s := range []Scale{"group", "batch", "none"} {
 			adv, zero, err := GroupAdvantages([][]float64{{7}, {0.1 + 0.2, 0.3}, {-1, -1, -1, -1}}, b, s)
 			if err != nil {
 				t.Fatal(err)
@@ -75,9 +75,10 @@ func TestGroupAdvantagesFlatGroups(t *testing.T) {
 
 func TestGroupAdvantagesErrors(t *testing.T) {
 	cases := []struct {
-		groups          [][]float64
-		baseline, scale string
-		want            string
+		groups   [][]float64
+		baseline Baseline
+		scale    Scale
+		want     string
 	}{
 		{[][]float64{{1, 2}}, "median", "group", `unknown baseline "median"`},
 		{[][]float64{{1, 2}}, "mean", "std", `unknown scale "std"`},

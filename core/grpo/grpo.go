@@ -31,64 +31,6 @@ import (
 	"github.com/troupe-dev/troupe/core/policy"
 )
 
-// Config holds the optimizer's hyperparameters.
-type Config struct {
-	// Clip is ε, the lower clip range of the ratio: ρ ≥ 1−ε.
-	Clip float64 `json:"clip"`
-	// ClipHigh is ε_high, the upper clip range: ρ ≤ 1+ε_high; 0 means Clip.
-	ClipHigh float64 `json:"clip_high"`
-	// KL is β, the weight of the k3 KL penalty towards the reference policy.
-	KL float64 `json:"kl"`
-	// Entropy is η, the weight of the entropy bonus.
-	Entropy float64 `json:"entropy"`
-	// LearningRate is Adam's step size.
-	LearningRate float64 `json:"learning_rate"`
-	// MaxGradNorm clips the global gradient norm before each step; 0
-	// disables clipping.
-	MaxGradNorm float64 `json:"max_grad_norm"`
-	// Epochs is the number of passes over each batch (μ).
-	Epochs int `json:"epochs"`
-	// Minibatches is the number of Adam steps per pass.
-	Minibatches int `json:"minibatches"`
-}
-
-// DefaultConfig returns clip 0.2, clip_high 0 (= clip), kl 0, entropy 0,
-// learning rate 3e-3, max grad norm 1, 4 epochs of 4 minibatches.
-func DefaultConfig() Config {
-	return Config{Clip: 0.2, LearningRate: 3e-3, MaxGradNorm: 1, Epochs: 4, Minibatches: 4}
-}
-
-// Validate reports the first impossible value.
-func (c Config) Validate() error {
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-	switch {
-	case !finite(c.Clip) || c.Clip <= 0 || c.Clip >= 1:
-		return fmt.Errorf("grpo: clip must be in (0, 1), got %v", c.Clip)
-	case !finite(c.ClipHigh) || c.ClipHigh < 0:
-		return fmt.Errorf("grpo: clip_high must be ≥ 0 (0 means clip), got %v", c.ClipHigh)
-	case !finite(c.KL) || c.KL < 0:
-		return fmt.Errorf("grpo: kl must be ≥ 0, got %v", c.KL)
-	case !finite(c.Entropy) || c.Entropy < 0:
-		return fmt.Errorf("grpo: entropy must be ≥ 0, got %v", c.Entropy)
-	case !finite(c.LearningRate) || c.LearningRate <= 0:
-		return fmt.Errorf("grpo: learning_rate must be positive, got %v", c.LearningRate)
-	case !finite(c.MaxGradNorm) || c.MaxGradNorm < 0:
-		return fmt.Errorf("grpo: max_grad_norm must be ≥ 0 (0 disables clipping), got %v", c.MaxGradNorm)
-	case c.Epochs < 1:
-		return fmt.Errorf("grpo: epochs must be ≥ 1, got %d", c.Epochs)
-	case c.Minibatches < 1:
-		return fmt.Errorf("grpo: minibatches must be ≥ 1, got %d", c.Minibatches)
-	}
-	return nil
-}
-
-func (c Config) clipHigh() float64 {
-	if c.ClipHigh == 0 {
-		return c.Clip
-	}
-	return c.ClipHigh
-}
-
 // Decision is one agent's decision in one rollout, as the optimizer needs
 // it.
 type Decision struct {

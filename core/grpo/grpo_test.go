@@ -57,21 +57,23 @@ func randomBatch(t testing.TB, p *policy.Policy, n int, seed uint64) []Decision 
 
 func TestConfigValidate(t *testing.T) {
 	d := DefaultConfig()
-	if d != (Config{Clip: 0.2, ClipHigh: 0, KL: 0, Entropy: 0, LearningRate: 3e-3, MaxGradNorm: 1, Epochs: 4, Minibatches: 4}) {
+	if d != (Config{Clip: 0.2, ClipHigh: 0, KL: 0, Entropy: 0, LearningRate: 3e-3, MaxGradNorm: 1, Epochs: 4, Minibatches: 4, Baseline: BaselineMean, Scale: ScaleGroup}) {
 		t.Errorf("DefaultConfig = %+v", d)
 	}
 	if err := d.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	bad := map[string]func(*Config){
-		"clip must be in (0, 1)":  func(c *Config) { c.Clip = 0 },
-		"clip_high must be ≥ 0":   func(c *Config) { c.ClipHigh = -0.1 },
-		"kl must be ≥ 0":          func(c *Config) { c.KL = math.NaN() },
-		"entropy must be ≥ 0":     func(c *Config) { c.Entropy = -1 },
-		"learning_rate":           func(c *Config) { c.LearningRate = 0 },
-		"max_grad_norm":           func(c *Config) { c.MaxGradNorm = math.Inf(1) },
-		"epochs must be ≥ 1":      func(c *Config) { c.Epochs = 0 },
-		"minibatches must be ≥ 1": func(c *Config) { c.Minibatches = -2 },
+		"clip: must be in (0, 1)":             func(c *Config) { c.Clip = 0 },
+		"clip_high: must be ≥ 0":              func(c *Config) { c.ClipHigh = -0.1 },
+		"kl: must be ≥ 0":                     func(c *Config) { c.KL = math.NaN() },
+		"entropy: must be ≥ 0":                func(c *Config) { c.Entropy = -1 },
+		"learning_rate":                       func(c *Config) { c.LearningRate = 0 },
+		"max_grad_norm":                       func(c *Config) { c.MaxGradNorm = math.Inf(1) },
+		"epochs: must be at least 1":          func(c *Config) { c.Epochs = 0 },
+		"minibatches: must be at least 1":     func(c *Config) { c.Minibatches = -2 },
+		"baseline: must be mean, rloo or max": func(c *Config) { c.Baseline = "median" },
+		"scale: must be group, batch or none": func(c *Config) { c.Scale = "" },
 	}
 	p := newPolicy(t, policy.Config{ObsSize: 2, NumDecisions: 2, NumAgents: 1})
 	for want, mutate := range bad {

@@ -24,6 +24,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"github.com/troupe-dev/troupe/core"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -51,6 +52,21 @@ type Config struct {
 	Seed uint64 `json:"seed"`
 }
 
+// MaxWidth is the widest hidden layer [CheckHidden] accepts.
+const MaxWidth = 4096
+
+// CheckHidden checks hidden layer widths, the agentfile's train.hidden:
+// each in [1, MaxWidth]; an empty list is a linear policy. Its error is a
+// *core.SettingError with the key "hidden".
+func CheckHidden(hidden []int) error {
+	for i, h := range hidden {
+		if h < 1 || h > MaxWidth {
+			return &core.SettingError{Key: "hidden", Msg: fmt.Sprintf("layer %d: width must be in [1, %d], got %d", i, MaxWidth, h)}
+		}
+	}
+	return nil
+}
+
 // Validate reports the first problem with the configuration.
 func (c Config) Validate() error {
 	switch {
@@ -61,10 +77,8 @@ func (c Config) Validate() error {
 	case c.NumAgents <= 0:
 		return fmt.Errorf("policy: num_agents must be positive, got %d", c.NumAgents)
 	}
-	for i, h := range c.Hidden {
-		if h <= 0 {
-			return fmt.Errorf("policy: hidden[%d] must be positive, got %d", i, h)
-		}
+	if err := CheckHidden(c.Hidden); err != nil {
+		return fmt.Errorf("policy: %w", err)
 	}
 	// Count parameters with overflow checks.
 	total, in := 0, c.InputSize()

@@ -45,11 +45,12 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := map[string]Config{
-		"obs_size":      {ObsSize: 0, NumDecisions: 2, NumAgents: 1},
-		"num_decisions": {ObsSize: 1, NumDecisions: 0, NumAgents: 1},
-		"num_agents":    {ObsSize: 1, NumDecisions: 2, NumAgents: -1},
-		"hidden[1]":     {ObsSize: 1, NumDecisions: 2, NumAgents: 1, Hidden: []int{3, 0}},
-		"too large":     {ObsSize: 1 << 20, NumDecisions: 2, NumAgents: 1, Hidden: []int{1 << 20}},
+		"obs_size":        {ObsSize: 0, NumDecisions: 2, NumAgents: 1},
+		"num_decisions":   {ObsSize: 1, NumDecisions: 0, NumAgents: 1},
+		"num_agents":      {ObsSize: 1, NumDecisions: 2, NumAgents: -1},
+		"hidden: layer 1": {ObsSize: 1, NumDecisions: 2, NumAgents: 1, Hidden: []int{3, 0}},
+		"hidden: layer 0": {ObsSize: 1, NumDecisions: 2, NumAgents: 1, Hidden: []int{MaxWidth + 1}},
+		"too large":       {ObsSize: 1 << 20, NumDecisions: 2, NumAgents: 1, Hidden: []int{MaxWidth}},
 	}
 	for want, cfg := range bad {
 		_, err := New(cfg)

@@ -12,7 +12,8 @@ import (
 	"os/signal"
 
 	"github.com/troupe-dev/troupe/core"
-	"github.com/troupe-dev/troupe/core/runtime"
+	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/trainer"
 	_ "github.com/troupe-dev/troupe/envs/lbf" // registers builtin:lbf
 	"github.com/troupe-dev/troupe/rewards"
 )
@@ -32,19 +33,17 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer env.Close()
-	train := runtime.DefaultTrain()
+	train := trainer.DefaultConfig()
 	train.Iterations, train.TasksPerIteration, train.GroupSize = 40, 16, 8
-	train.Optimizer.Entropy = 0.01
-	setup := runtime.Setup{
+	train.Entropy = 0.01
+	setup := rollout.Setup{
 		Name:    "embedded-lbf",
 		Env:     env,
 		Rewards: []core.RewardFunc{rewards.Return{}},
 		Weights: map[string]float64{"return": 1},
-		Train:   train,
-		Eval:    runtime.Eval{Episodes: 100, Seed: 1},
 		Seed:    1,
 	}
-	tr, err := runtime.NewTrainer(setup)
+	tr, err := trainer.New(setup, train)
 	if err != nil {
 		return err
 	}
@@ -53,13 +52,13 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = tr.Run(ctx, runtime.RunOptions{Out: dir, Progress: func(st runtime.IterationStats) {
+	err = tr.Run(ctx, trainer.RunOptions{Out: dir, Progress: func(st trainer.IterationStats) {
 		fmt.Printf("iteration %d: mean return %.3f\n", st.Iteration, st.Components["return"])
 	}})
 	if err != nil {
 		return err
 	}
-	rep, err := runtime.Evaluate(ctx, setup, tr.Policy(), setup.Eval)
+	rep, err := rollout.Evaluate(ctx, setup, tr.Policy(), rollout.Eval{Episodes: 100, Seed: 1})
 	if err != nil {
 		return err
 	}

@@ -333,7 +333,7 @@ func BenchmarkDot(b *testing.B) {
 }
 
 // BenchmarkTrainIteration is one full GRPO iteration on the LBF example
-// and on the root agentfile (writing, sim), with train.workers =
+// and on the root agentfile (writing, sim), with rollout.workers =
 // GOMAXPROCS: run it with -cpu 1,2 for the scaling.
 //
 //	go test -run '^$' -bench TrainIteration -cpu 1,2 -count 3 ./internal/bench/

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/core/agentfile"
-	"github.com/troupe-dev/troupe/core/runtime"
+	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/trainer"
 )
 
 // The writing targets (DESIGN.md §7), judged on evaluation seeds.
@@ -69,7 +70,7 @@ type TargetOptions struct {
 }
 
 // MeasureTimeToTarget trains on the agentfile at path as `troupe train`
-// does (core/agentfile Load + Build, runtime.Trainer), evaluating the
+// does (core/agentfile Load + Build, trainer.Trainer), evaluating the
 // greedy policy every EvalEvery iterations on EvalEpisodes evaluation
 // seeds, and stops at the first evaluation where consistency ≥
 // TargetConsistency and speedup (single_agent makespan ÷ the policy's, on
@@ -95,23 +96,23 @@ func MeasureTimeToTarget(ctx context.Context, path string, to TargetOptions) (r 
 	defer built.Close()
 	s := built.Setup
 	s.Logger = quietLogger()
-	tr, err := runtime.NewTrainer(s)
+	tr, err := trainer.New(s, built.Train)
 	if err != nil {
 		return r, err
 	}
 	defer tr.Close()
-	r.Workers = s.Train.Workers
-	r.EvalSeed = s.Eval.Seed
-	r.MaxIterations = s.Train.Iterations
+	r.Workers = s.Rollout.NumWorkers()
+	r.EvalSeed = built.Eval.Seed
+	r.MaxIterations = built.Train.Iterations
 	if to.MaxIterations > 0 {
 		r.MaxIterations = to.MaxIterations
 	}
-	eval := func(policies []string, episodes int) (runtime.EvalReport, error) {
+	eval := func(policies []string, episodes int) (rollout.EvalReport, error) {
 		t0 := time.Now()
 		defer func() { evalTime += time.Since(t0) }()
-		e := s.Eval
+		e := built.Eval
 		e.Episodes, e.Policies = episodes, policies
-		return runtime.Evaluate(ctx, s, tr.Policy(), e)
+		return rollout.Evaluate(ctx, s, tr.Policy(), e)
 	}
 	ref, err := eval([]string{"single_agent"}, r.EvalEpisodes)
 	if err != nil {
@@ -153,13 +154,13 @@ func MeasureTimeToTarget(ctx context.Context, path string, to TargetOptions) (r 
 			return r, err
 		}
 	}
-	if to.Confirm && s.Eval.Episodes > 0 {
-		rep, err := eval([]string{"grpo", "single_agent"}, s.Eval.Episodes)
+	if to.Confirm && built.Eval.Episodes > 0 {
+		rep, err := eval([]string{"grpo", "single_agent"}, built.Eval.Episodes)
 		if err != nil {
 			return r, fmt.Errorf("confirming: %w", err)
 		}
 		g := rep.Policies["grpo"]
-		r.Confirm = &TargetPoint{Iteration: r.Iterations, Consistency: g.Metrics["consistency"], Speedup: g.Speedup, Episodes: s.Eval.Episodes}
+		r.Confirm = &TargetPoint{Iteration: r.Iterations, Consistency: g.Metrics["consistency"], Speedup: g.Speedup, Episodes: built.Eval.Episodes}
 	}
 	return r, nil
 }

@@ -12,14 +12,15 @@ import (
 
 	"github.com/troupe-dev/troupe/core/agentfile"
 	"github.com/troupe-dev/troupe/core/grpo"
-	"github.com/troupe-dev/troupe/core/runtime"
+	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/trainer"
 )
 
 // TrainRow is the training throughput of one env with one worker count.
 type TrainRow struct {
 	Env       string `json:"env"`
 	Agentfile string `json:"agentfile"` // relative to the repository
-	// Workers is train.workers; GOMAXPROCS was set to the same number, so
+	// Workers is rollout.workers; GOMAXPROCS was set to the same number, so
 	// "1 worker" is one core for everything (rollouts and the update).
 	Workers    int     `json:"workers"`
 	Iterations int     `json:"iterations"` // timed iterations (after one warm-up)
@@ -73,14 +74,14 @@ var TrainEnvs = []struct{ Env, Agentfile string }{
 type trainerRun struct {
 	workers int
 	built   *agentfile.Built
-	tr      *runtime.Trainer
+	tr      *trainer.Trainer
 	opt     grpo.Config
 	row     TrainRow
-	last    []runtime.EpisodeResult
+	last    []rollout.EpisodeResult
 }
 
 func openTrainer(ctx context.Context, path string, workers int, overrides []string) (*trainerRun, error) {
-	cfg, err := agentfile.Load(path, append([]string{fmt.Sprintf("train.workers=%d", workers)}, overrides...)...)
+	cfg, err := agentfile.Load(path, append([]string{fmt.Sprintf("rollout.workers=%d", workers)}, overrides...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -90,12 +91,12 @@ func openTrainer(ctx context.Context, path string, workers int, overrides []stri
 	}
 	s := built.Setup
 	s.Logger = quietLogger()
-	tr, err := runtime.NewTrainer(s)
+	tr, err := trainer.New(s, built.Train)
 	if err != nil {
 		built.Close()
 		return nil, err
 	}
-	return &trainerRun{workers: workers, built: built, tr: tr, opt: s.Train.Optimizer,
+	return &trainerRun{workers: workers, built: built, tr: tr, opt: built.Train.Config,
 		row: TrainRow{Env: tr.Spec().Name, Workers: workers, Load1: load1()}}, nil
 }
 
@@ -159,7 +160,7 @@ func (r *trainerRun) finish() error {
 	return nil
 }
 
-// MeasureScaling loads the agentfile once per worker count (train.workers
+// MeasureScaling loads the agentfile once per worker count (rollout.workers
 // = w, GOMAXPROCS = w while that trainer runs), runs one untimed warm-up
 // iteration on each, then iters timed iterations, interleaved: iteration
 // k of every trainer, then iteration k+1. Training is deterministic, so
@@ -234,7 +235,7 @@ func (a schedCPU) sub(b schedCPU) schedCPU {
 }
 
 // iterSteps counts the env steps of an iteration's non-failed episodes.
-func iterSteps(results []runtime.EpisodeResult) int64 {
+func iterSteps(results []rollout.EpisodeResult) int64 {
 	var n int64
 	for _, r := range results {
 		if !r.Failed {
@@ -246,7 +247,7 @@ func iterSteps(results []runtime.EpisodeResult) int64 {
 
 // timeUpdate times one GRPO update on the decisions of results (with their
 // advantages) on a copy of the trainer's policy.
-func timeUpdate(tr *runtime.Trainer, cfg grpo.Config, results []runtime.EpisodeResult) (float64, error) {
+func timeUpdate(tr *trainer.Trainer, cfg grpo.Config, results []rollout.EpisodeResult) (float64, error) {
 	var batch []grpo.Decision
 	for _, r := range results {
 		if r.Failed {

@@ -18,25 +18,26 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/troupe-dev/troupe/core/runtime"
+	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/trainer"
 )
 
 // ReadMetrics reads a metrics.jsonl file. A line that does not parse is an
 // error naming the file and line.
-func ReadMetrics(path string) ([]runtime.IterationStats, error) {
+func ReadMetrics(path string) ([]trainer.IterationStats, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var out []runtime.IterationStats
+	var out []trainer.IterationStats
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for line := 1; sc.Scan(); line++ {
 		if strings.TrimSpace(sc.Text()) == "" {
 			continue
 		}
-		var st runtime.IterationStats
+		var st trainer.IterationStats
 		if err := json.Unmarshal(sc.Bytes(), &st); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
@@ -47,7 +48,7 @@ func ReadMetrics(path string) ([]runtime.IterationStats, error) {
 
 // Write reads dir/metrics.jsonl and writes dir/curves.png and dir/report.md.
 // eval may be nil (no evaluation was run).
-func Write(dir, project string, eval *runtime.EvalReport) error {
+func Write(dir, project string, eval *rollout.EvalReport) error {
 	stats, err := ReadMetrics(filepath.Join(dir, "metrics.jsonl"))
 	if err != nil {
 		return err
@@ -65,7 +66,7 @@ var palette = []color.Color{
 
 // Curves draws the joint reward and each component per iteration, one
 // panel each, into a PNG file.
-func Curves(path string, stats []runtime.IterationStats) error {
+func Curves(path string, stats []trainer.IterationStats) error {
 	series := []string{"reward"}
 	comps := map[string]bool{}
 	for _, s := range stats {
@@ -121,7 +122,7 @@ func Curves(path string, stats []runtime.IterationStats) error {
 
 // Markdown renders the report: the training summary and the evaluation
 // table.
-func Markdown(project string, stats []runtime.IterationStats, eval *runtime.EvalReport) string {
+func Markdown(project string, stats []trainer.IterationStats, eval *rollout.EvalReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Troupe run report: %s\n\n", project)
 	if len(stats) > 0 {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/core"
-	"github.com/troupe-dev/troupe/core/runtime"
+	"github.com/troupe-dev/troupe/core/rollout"
 )
 
 // A baseline call that fails in the guest is an error, never decisions the
@@ -98,11 +98,11 @@ func TestBaselineFaultFailsEpisode(t *testing.T) {
 		"error": "baseline fault: wasm module faultgo.wasm: baseline: failed: faultgo: deliberate error",
 		"exit":  "baseline fault: wasm module faultgo.wasm: baseline: the module exited with code 3",
 	} {
-		s := runtime.Setup{
+		s := rollout.Setup{
 			Name: "faultgo", Env: loadEnv(t, "faultgo.wasm", map[string]any{"fault": fault}, core.Sandbox{}),
-			Rewards: []core.RewardFunc{rf}, Weights: map[string]float64{"quality": 1}, Train: runtime.DefaultTrain(),
+			Rewards: []core.RewardFunc{rf}, Weights: map[string]float64{"quality": 1},
 		}
-		res, err := runtime.RunEpisode(ctx, s, nil, "fault", 1, nil)
+		res, err := rollout.RunEpisode(ctx, s, nil, "fault", 1, nil)
 		if fault == "" {
 			if err != nil || res.Failed || res.Episode.Steps != 5 {
 				t.Fatalf("without a fault: %+v, %v", res, err)

@@ -1,4 +1,4 @@
-package runtime
+package rollout
 
 import (
 	"context"
@@ -10,23 +10,39 @@ import (
 	"sync"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/policy"
 )
 
-// job is one episode to play: the task (env seed) and the rollout (the
-// sampling seed). idx is its place in the results.
-type job struct {
-	idx           int
-	task, rollout uint64
+// Job is one episode to play: the task (the env's seed) and the rollout
+// (the sampling seed, see [RolloutSeed]).
+type Job struct {
+	Task, Rollout uint64
 }
 
-// pool is a set of workers, one env instance each.
-type pool struct {
+// Pool is a set of workers, one env instance each, that plays episodes.
+// It is not safe for concurrent use.
+type Pool struct {
 	setup   *Setup
 	workers []*worker
 }
 
-func newPool(s *Setup, n int) (*pool, error) {
-	p := &pool{setup: s}
+// NewPool opens s.Rollout.Workers env instances (one per CPU when 0).
+func NewPool(s *Setup) (*Pool, error) {
+	return newPool(s, s.Rollout.NumWorkers())
+}
+
+// Close closes the workers' envs.
+func (p *Pool) Close() { p.close() }
+
+// Sample plays the jobs with the policy, each agent sampling its decision
+// from its own observation, and returns the scored results in job order
+// with every decision recorded (the data of a training iteration).
+func (p *Pool) Sample(ctx context.Context, jobs []Job, pol *policy.Policy) ([]EpisodeResult, error) {
+	return p.play(ctx, jobs, newActorFor("grpo", policyActor{p: pol}), true)
+}
+
+func newPool(s *Setup, n int) (*Pool, error) {
+	p := &Pool{setup: s}
 	for i := 0; i < n; i++ {
 		w, err := newWorker(s)
 		if err != nil {
@@ -38,7 +54,7 @@ func newPool(s *Setup, n int) (*pool, error) {
 	return p, nil
 }
 
-func (p *pool) close() {
+func (p *Pool) close() {
 	for _, w := range p.workers {
 		w.close()
 	}
@@ -46,9 +62,13 @@ func (p *pool) close() {
 
 // play runs the jobs on the workers and returns the scored results in job
 // order, so the outcome does not depend on the number of workers.
-func (p *pool) play(ctx context.Context, jobs []job, mkActor func(w *worker) (actor, error), record bool) ([]EpisodeResult, error) {
+func (p *Pool) play(ctx context.Context, jobs []Job, mkActor func(w *worker) (actor, error), record bool) ([]EpisodeResult, error) {
+	type indexed struct {
+		idx int
+		Job
+	}
 	results := make([]EpisodeResult, len(jobs))
-	ch := make(chan job)
+	ch := make(chan indexed)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
@@ -61,9 +81,9 @@ func (p *pool) play(ctx context.Context, jobs []job, mkActor func(w *worker) (ac
 				var res EpisodeResult
 				if err != nil {
 					res = EpisodeResult{Failed: true, Reason: err.Error()}
-					res.Episode.Env, res.Episode.Seed = w.spec.Name, j.task
+					res.Episode.Env, res.Episode.Seed = w.spec.Name, j.Task
 				} else {
-					res, err = w.run(ctx, j.task, j.rollout, a, record, nil)
+					res, err = w.run(ctx, j.Task, j.Rollout, a, record, nil)
 					if err != nil {
 						mu.Lock()
 						if firstErr == nil {
@@ -78,11 +98,11 @@ func (p *pool) play(ctx context.Context, jobs []job, mkActor func(w *worker) (ac
 			}
 		}(w)
 	}
-	for _, j := range jobs {
+	for i, j := range jobs {
 		if ctx.Err() != nil {
 			break
 		}
-		ch <- j
+		ch <- indexed{i, j}
 	}
 	close(ch)
 	wg.Wait()
@@ -138,8 +158,9 @@ func scoreSafely(r core.RewardFunc, ep *core.Episode) (c, m map[string]float64, 
 	return r.Score(ep)
 }
 
-// failureSummary groups failure reasons with counts, most frequent first.
-func failureSummary(results []EpisodeResult) string {
+// FailureSummary groups the failure reasons of results with counts, most
+// frequent first.
+func FailureSummary(results []EpisodeResult) string {
 	counts := map[string]int{}
 	for _, r := range results {
 		if r.Failed {

@@ -1,4 +1,4 @@
-package runtime
+package rollout
 
 import (
 	"context"
@@ -48,11 +48,11 @@ func Evaluate(ctx context.Context, s Setup, trained *policy.Policy, e Eval) (Eva
 	}
 	spec := probe.Spec()
 	_ = probe.Close()
-	if err := s.validate(spec); err != nil {
+	if err := s.Validate(spec); err != nil {
 		return EvalReport{}, err
 	}
-	if e.Episodes < 1 {
-		return EvalReport{}, fmt.Errorf("eval: episodes must be at least 1, got %d", e.Episodes)
+	if err := e.Validate(); err != nil {
+		return EvalReport{}, fmt.Errorf("eval.%w", err)
 	}
 	names := e.Policies
 	if len(names) == 0 {
@@ -67,26 +67,21 @@ func Evaluate(ctx context.Context, s Setup, trained *policy.Policy, e Eval) (Eva
 			return EvalReport{}, err
 		}
 	}
-	workers := s.Train.Workers
-	if workers < 1 {
-		workers = 1
-	}
-	p, err := newPool(&s, workers)
+	p, err := NewPool(&s)
 	if err != nil {
 		return EvalReport{}, err
 	}
-	defer p.close()
-	jobs := make([]job, e.Episodes)
+	defer p.Close()
+	jobs := make([]Job, e.Episodes)
 	for i := range jobs {
 		ts := EvalTaskSeed(e.Seed, i)
-		jobs[i] = job{idx: i, task: ts, rollout: rolloutSeed(ts, 0)}
+		jobs[i] = Job{Task: ts, Rollout: RolloutSeed(ts, 0)}
 	}
 	var trainedActor actor
 	if trained != nil {
 		trainedActor = policyActor{p: trained, greedy: !e.Sampled}
 	}
-	t := &Trainer{setup: s, spec: spec}
-	rep := EvalReport{Env: spec.Name, Episodes: e.Episodes, Seed: e.Seed, Backend: t.backendLabel(), Policies: map[string]PolicyResult{}}
+	rep := EvalReport{Env: spec.Name, Episodes: e.Episodes, Seed: e.Seed, Backend: s.Backend(spec), Policies: map[string]PolicyResult{}}
 	for _, name := range names {
 		results, err := p.play(ctx, jobs, newActorFor(name, trainedActor), false)
 		if err != nil {
@@ -94,7 +89,7 @@ func Evaluate(ctx context.Context, s Setup, trained *policy.Policy, e Eval) (Eva
 		}
 		rep.Policies[name] = summarize(results)
 		if r := rep.Policies[name]; r.FailedEpisodes == len(results) {
-			return rep, fmt.Errorf("eval: every episode of policy %s failed: %s", name, failureSummary(results))
+			return rep, fmt.Errorf("eval: every episode of policy %s failed: %s", name, FailureSummary(results))
 		}
 	}
 	if ref, ok := rep.Policies["single_agent"]; ok && ref.MakespanS > 0 {

@@ -1,4 +1,4 @@
-package runtime
+package rollout
 
 import (
 	"context"
@@ -17,7 +17,7 @@ func RunEpisode(ctx context.Context, s Setup, trained *policy.Policy, baseline s
 		return EpisodeResult{}, err
 	}
 	defer w.close()
-	if err := s.validate(w.spec); err != nil {
+	if err := s.Validate(w.spec); err != nil {
 		return EpisodeResult{}, err
 	}
 	name := baseline
@@ -34,7 +34,7 @@ func RunEpisode(ctx context.Context, s Setup, trained *policy.Policy, baseline s
 	if err != nil {
 		return EpisodeResult{}, err
 	}
-	res, err := w.run(ctx, seed, rolloutSeed(seed, 0), act, false, observe)
+	res, err := w.run(ctx, seed, RolloutSeed(seed, 0), act, false, observe)
 	if err != nil {
 		return res, err
 	}

@@ -1,10 +1,11 @@
-package runtime
+package trainer
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/grpo"
 	"github.com/troupe-dev/troupe/core/policy"
+	"github.com/troupe-dev/troupe/core/rollout"
 	"github.com/troupe-dev/troupe/internal/atomicfile"
 )
 
@@ -46,11 +48,13 @@ type IterationStats struct {
 // last completed iteration has been checkpointed.
 var ErrInterrupted = errors.New("training interrupted")
 
-// Trainer trains a team's policy with GRPO.
+// Trainer trains a team's policy with GRPO. It is not safe for
+// concurrent use.
 type Trainer struct {
-	setup    Setup
+	setup    rollout.Setup
+	cfg      Config
 	spec     core.EnvSpec
-	pool     *pool
+	pool     *rollout.Pool
 	pol      *policy.Policy
 	opt      *grpo.Optimizer
 	iter     int
@@ -59,69 +63,39 @@ type Trainer struct {
 	backend  string
 }
 
-// NewTrainer opens the workers and a fresh policy.
-func NewTrainer(s Setup) (*Trainer, error) {
+// New opens the rollout workers and a fresh policy for the env of s.
+func New(s rollout.Setup, cfg Config) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("setup: train.%w", err)
+	}
 	probe, err := s.Env.Open()
 	if err != nil {
 		return nil, fmt.Errorf("opening env: %w", err)
 	}
 	spec := probe.Spec()
 	_ = probe.Close()
-	if err := s.validate(spec); err != nil {
+	if err := s.Validate(spec); err != nil {
 		return nil, err
 	}
-	if err := s.Train.validate(); err != nil {
-		return nil, err
-	}
-	if s.Train.Workers < 1 {
-		s.Train.Workers = 1
+	if cfg.Credit == CreditIndependent && !spec.StepRewards {
+		return nil, fmt.Errorf("setup: credit = \"independent\" needs per-agent rewards, and env %q gives none", spec.Name)
 	}
 	pol, err := policy.New(policy.Config{
 		ObsSize: spec.ObsSize, NumDecisions: len(spec.Decisions), NumAgents: spec.NumAgents(),
-		Hidden: s.Train.Hidden, Shared: s.Train.SharePolicy, Seed: mix(s.Seed, 0x706f6c),
+		Hidden: cfg.Hidden, Shared: cfg.SharePolicy, Seed: rollout.DeriveSeed(s.Seed, 0x706f6c),
 	})
 	if err != nil {
 		return nil, err
 	}
-	opt, err := grpo.NewOptimizer(pol, s.Train.Optimizer)
+	opt, err := grpo.NewOptimizer(pol, cfg.Config)
 	if err != nil {
 		return nil, err
 	}
-	p, err := newPool(&s, s.Train.Workers)
+	p, err := rollout.NewPool(&s)
 	if err != nil {
 		return nil, err
 	}
-	t := &Trainer{setup: s, spec: spec, pool: p, pol: pol, opt: opt, start: time.Now()}
-	t.backend = t.backendLabel()
-	return t, nil
-}
-
-func (t *Trainer) backendLabel() string {
-	text := false
-	for _, d := range t.spec.Decisions {
-		text = text || d.NeedsText
-	}
-	if !text {
-		return "none"
-	}
-	seen := map[string]bool{}
-	var names []string
-	for i := 0; i < t.spec.NumAgents(); i++ {
-		n := t.setup.agentLLM(i).BackendName()
-		if !seen[n] {
-			seen[n] = true
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += "+"
-		}
-		out += n
-	}
-	return out
+	return &Trainer{setup: s, cfg: cfg, spec: spec, pool: p, pol: pol, opt: opt, start: time.Now(), backend: s.Backend(spec)}, nil
 }
 
 // Backend names the LLM backend(s) behind the team's text ("sim" for the
@@ -138,25 +112,40 @@ func (t *Trainer) Policy() *policy.Policy { return t.pol }
 func (t *Trainer) Iteration() int { return t.iter }
 
 // Close ends the workers.
-func (t *Trainer) Close() { t.pool.close() }
+func (t *Trainer) Close() { t.pool.Close() }
 
-// Step runs one GRPO iteration: T tasks × G rollouts, scoring, advantages
-// and the policy update. It returns the iteration's statistics.
-func (t *Trainer) Step(ctx context.Context) (IterationStats, []EpisodeResult, error) {
+// Step runs one GRPO iteration and returns its statistics and episodes:
+//
+//  1. rollouts: G joint rollouts of each of T task seeds with the current
+//     policy, every agent sampling from its own observation;
+//  2. score: each rollout's joint reward R = Σ_k w_k·c_k;
+//  3. advantages: group-relative, A = (R − baseline) / scale, credited to
+//     each agent's decisions;
+//  4. update: the clipped-surrogate loss over every recorded decision,
+//     Epochs passes of Minibatches Adam steps ([grpo.Optimizer.Update]);
+//  5. stats: one line of metrics.jsonl.
+func (t *Trainer) Step(ctx context.Context) (IterationStats, []rollout.EpisodeResult, error) {
 	began := time.Now()
-	tr := t.setup.Train
-	T, G := tr.TasksPerIteration, tr.GroupSize
-	jobs := make([]job, 0, T*G)
+	T, G := t.cfg.TasksPerIteration, t.cfg.GroupSize
+
+	// 1. Rollouts. Task seeds derive from the master seed and the
+	// iteration, rollout seeds from the task seed and the group member, so
+	// the results do not depend on the number of workers.
+	jobs := make([]rollout.Job, 0, T*G)
 	for task := 0; task < T; task++ {
-		ts := TrainTaskSeed(t.setup.Seed, t.iter, task)
+		ts := rollout.TrainTaskSeed(t.setup.Seed, t.iter, task)
 		for g := 0; g < G; g++ {
-			jobs = append(jobs, job{idx: len(jobs), task: ts, rollout: rolloutSeed(ts, g)})
+			jobs = append(jobs, rollout.Job{Task: ts, Rollout: rollout.RolloutSeed(ts, g)})
 		}
 	}
-	results, err := t.pool.play(ctx, jobs, newActorFor("grpo", policyActor{p: t.pol}), true)
+	results, err := t.pool.Sample(ctx, jobs, t.pol)
 	if err != nil {
 		return IterationStats{}, nil, err
 	}
+
+	// 2. Score. The pool scored every episode with the reward functions.
+	// A failed episode is counted and left out of its group; past
+	// MaxFailureRatio the run stops.
 	st := IterationStats{Iteration: t.iter + 1, Episodes: len(results), Backend: t.backend}
 	for _, r := range results {
 		if r.Failed {
@@ -166,17 +155,22 @@ func (t *Trainer) Step(ctx context.Context) (IterationStats, []EpisodeResult, er
 		st.EnvSteps += int64(r.Episode.Steps)
 	}
 	if st.FailedEpisodes > 0 {
-		t.setup.logger().Warn("failed episodes", "iteration", st.Iteration, "failed", st.FailedEpisodes, "of", len(results), "reasons", failureSummary(results))
+		t.logger().Warn("failed episodes", "iteration", st.Iteration, "failed", st.FailedEpisodes, "of", len(results), "reasons", rollout.FailureSummary(results))
 	}
-	if ratio := float64(st.FailedEpisodes) / float64(len(results)); ratio > tr.MaxFailureRatio {
+	if ratio := float64(st.FailedEpisodes) / float64(len(results)); ratio > t.cfg.MaxFailureRatio {
 		return st, results, fmt.Errorf("iteration %d: %d of %d episodes failed (%.0f%% > max_failure_ratio %.0f%%): %s",
-			st.Iteration, st.FailedEpisodes, len(results), 100*ratio, 100*tr.MaxFailureRatio, failureSummary(results))
+			st.Iteration, st.FailedEpisodes, len(results), 100*ratio, 100*t.cfg.MaxFailureRatio, rollout.FailureSummary(results))
 	}
+
+	// 3. Advantages, one per agent of each rollout (credit.go).
 	adv, zeroStd, err := t.advantages(results, T, G)
 	if err != nil {
 		return st, results, err
 	}
 	st.FracZeroStdGroups = float64(zeroStd) / float64(T)
+
+	// 4. Update. Every recorded decision (those with more than one legal
+	// choice) is one row of the batch, carrying its agent's advantage.
 	var batch []grpo.Decision
 	for k := range results {
 		r := &results[k]
@@ -190,13 +184,15 @@ func (t *Trainer) Step(ctx context.Context) (IterationStats, []EpisodeResult, er
 	}
 	st.Decisions = len(batch)
 	if len(batch) > 0 {
-		rng := rand.New(rand.NewPCG(mix(t.setup.Seed, 0x757064), uint64(t.iter)))
+		rng := rand.New(rand.NewPCG(rollout.DeriveSeed(t.setup.Seed, 0x757064), uint64(t.iter)))
 		us, err := t.opt.Update(batch, rng)
 		if err != nil {
 			return st, results, fmt.Errorf("iteration %d: update: %w", st.Iteration, err)
 		}
 		st.KL, st.ClipFrac, st.Entropy, st.GradNorm, st.Loss = us.KL, us.ClipFrac, us.Entropy, us.GradNorm, us.Loss
 	}
+
+	// 5. Stats.
 	fillMeans(&st, results)
 	t.iter++
 	iterSteps := st.EnvSteps
@@ -209,75 +205,14 @@ func (t *Trainer) Step(ctx context.Context) (IterationStats, []EpisodeResult, er
 	return st, results, nil
 }
 
-// advantages returns, per result, one advantage per agent. With joint
-// credit every agent gets its rollout's joint-reward advantage; with
-// independent credit each agent's return is normalized within its group.
-func (t *Trainer) advantages(results []EpisodeResult, T, G int) ([][]float64, int, error) {
-	n := t.spec.NumAgents()
-	adv := make([][]float64, len(results))
-	for k := range adv {
-		adv[k] = make([]float64, n)
+func (t *Trainer) logger() *slog.Logger {
+	if t.setup.Logger != nil {
+		return t.setup.Logger
 	}
-	tr := t.setup.Train
-	zeroStd := 0
-	if tr.Credit == "joint" {
-		groups, idx, empty := groupRewards(results, T, G, func(r EpisodeResult) float64 { return r.Reward })
-		a, z, err := grpo.GroupAdvantages(groups, tr.Baseline, tr.Scale)
-		if err != nil {
-			return nil, 0, err
-		}
-		z += empty
-		for g := range a {
-			for j, v := range a[g] {
-				for i := 0; i < n; i++ {
-					adv[idx[g][j]][i] = v
-				}
-			}
-		}
-		return adv, z, nil
-	}
-	// Independent credit: the same per agent, on each agent's own return.
-	for i := 0; i < n; i++ {
-		groups, idx, empty := groupRewards(results, T, G, func(r EpisodeResult) float64 { return r.Episode.AgentReturns[i] })
-		a, z, err := grpo.GroupAdvantages(groups, tr.Baseline, tr.Scale)
-		if err != nil {
-			return nil, 0, err
-		}
-		zeroStd += z + empty
-		for g := range a {
-			for j, v := range a[g] {
-				adv[idx[g][j]][i] = v
-			}
-		}
-	}
-	return adv, int(math.Round(float64(zeroStd) / float64(n))), nil
+	return slog.Default()
 }
 
-// groupRewards collects the non-failed rewards of each task's group and the
-// result index of each. A group whose every episode failed is left out
-// (its decisions get no advantage); empty reports how many were.
-func groupRewards(results []EpisodeResult, T, G int, f func(EpisodeResult) float64) (groups [][]float64, idx [][]int, empty int) {
-	for task := 0; task < T; task++ {
-		var rs []float64
-		var ks []int
-		for g := 0; g < G; g++ {
-			k := task*G + g
-			if results[k].Failed {
-				continue
-			}
-			rs = append(rs, f(results[k]))
-			ks = append(ks, k)
-		}
-		if len(rs) == 0 {
-			empty++
-			continue
-		}
-		groups, idx = append(groups, rs), append(idx, ks)
-	}
-	return groups, idx, empty
-}
-
-func fillMeans(st *IterationStats, results []EpisodeResult) {
+func fillMeans(st *IterationStats, results []rollout.EpisodeResult) {
 	st.Components, st.Metrics = map[string]float64{}, map[string]float64{}
 	var rewards []float64
 	for _, r := range results {
@@ -386,7 +321,7 @@ func (t *Trainer) Run(ctx context.Context, o RunOptions) error {
 	}
 	defer mf.Close()
 	saved := t.iter
-	for t.iter < t.setup.Train.Iterations {
+	for t.iter < t.cfg.Iterations {
 		st, results, err := t.Step(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -420,7 +355,7 @@ func (t *Trainer) Run(ctx context.Context, o RunOptions) error {
 		if o.Progress != nil {
 			o.Progress(st)
 		}
-		if t.iter%t.setup.Train.CheckpointEvery == 0 || t.iter == t.setup.Train.Iterations {
+		if t.iter%t.cfg.CheckpointEvery == 0 || t.iter == t.cfg.Iterations {
 			if err := t.saveCheckpoint(o.Out); err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package runtime
+package trainer
 
 import (
 	"bytes"
@@ -12,11 +12,12 @@ import (
 	"testing"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/rollout"
 )
 
-func train(t *testing.T, s Setup, out string, resume bool, ctx context.Context) error {
+func train(t *testing.T, s toyProject, out string, resume bool, ctx context.Context) error {
 	t.Helper()
-	tr, err := NewTrainer(s)
+	tr, err := New(s.Setup, s.Train)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	part := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := toySetup(2)
-	tr, err := NewTrainer(s)
+	tr, err := New(s.Setup, s.Train)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 func TestTrainingLearns(t *testing.T) {
 	s := toySetup(2)
 	s.Train.Iterations = 25
-	tr, err := NewTrainer(s)
+	tr, err := New(s.Setup, s.Train)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestTrainingLearns(t *testing.T) {
 	if last.RewardMean < first.RewardMean+1 {
 		t.Fatalf("no learning: reward %.3f -> %.3f", first.RewardMean, last.RewardMean)
 	}
-	rep, err := Evaluate(context.Background(), s, tr.Policy(), s.Eval)
+	rep, err := rollout.Evaluate(context.Background(), s.Setup, tr.Policy(), s.Eval)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,11 +148,11 @@ func TestTrainingLearns(t *testing.T) {
 
 func TestFailedEpisodesCounted(t *testing.T) {
 	s := toySetup(2)
-	bad := TrainTaskSeed(s.Seed, 0, 1)
+	bad := rollout.TrainTaskSeed(s.Seed, 0, 1)
 	var closed atomic.Int64
 	s.Env = toySource{mk: func() *toyEnv { e := newToy(); e.failSeed = bad; e.closed = &closed; return e }}
 	s.Train.MaxFailureRatio = 0.5
-	tr, err := NewTrainer(s)
+	tr, err := New(s.Setup, s.Train)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestFailedEpisodesCounted(t *testing.T) {
 	}
 	// Past the failure ratio the run stops with a clear error.
 	s.Train.MaxFailureRatio = 0.1
-	tr2, err := NewTrainer(s)
+	tr2, err := New(s.Setup, s.Train)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +186,8 @@ func TestFailedEpisodesCounted(t *testing.T) {
 
 func TestBudgetStopsEpisode(t *testing.T) {
 	s := toySetup(1)
-	s.Budget = Budget{MaxTokens: 15}
-	res, err := RunEpisode(context.Background(), s, nil, "random", 5, nil)
+	s.Budget = rollout.Budget{MaxTokens: 15}
+	res, err := rollout.RunEpisode(context.Background(), s.Setup, nil, "random", 5, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestBudgetStopsEpisode(t *testing.T) {
 	}
 	stopped := 0
 	for seed := uint64(1); seed < 30; seed++ {
-		r, err := RunEpisode(context.Background(), s, nil, "random", seed, nil)
+		r, err := rollout.RunEpisode(context.Background(), s.Setup, nil, "random", seed, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,37 +219,37 @@ func TestBudgetStopsEpisode(t *testing.T) {
 func TestSetupValidation(t *testing.T) {
 	s := toySetup(1)
 	s.Weights = map[string]float64{"speed": 1}
-	if _, err := NewTrainer(s); err == nil || !strings.Contains(err.Error(), "speed") {
+	if _, err := New(s.Setup, s.Train); err == nil || !strings.Contains(err.Error(), "speed") {
 		t.Fatalf("a weight on a missing component must be an error: %v", err)
 	}
 	s = toySetup(1)
-	s.Agents = []AgentLLM{{}, {}, {}}
-	if _, err := NewTrainer(s); err == nil || !strings.Contains(err.Error(), "3 agent LLMs") {
+	s.Agents = []rollout.AgentLLM{{}, {}, {}}
+	if _, err := New(s.Setup, s.Train); err == nil || !strings.Contains(err.Error(), "3 agent LLMs") {
 		t.Fatalf("agent count mismatch must be an error: %v", err)
 	}
 	// A Train built by hand (not by the agentfile) is checked too: a zero
 	// CheckpointEvery used to divide by zero in Run, empty groups to write
 	// NaN statistics, and an empty Credit to train with independent credit.
 	for _, c := range []struct {
-		edit func(*Train)
+		edit func(*Config)
 		want string
 	}{
-		{func(t *Train) { t.CheckpointEvery = 0 }, "train.checkpoint_every must be at least 1, got 0"},
-		{func(t *Train) { t.GroupSize = 0 }, "train.group_size must be at least 1, got 0"},
-		{func(t *Train) { t.TasksPerIteration = -1 }, "train.tasks_per_iteration must be at least 1, got -1"},
-		{func(t *Train) { t.Credit = "" }, `train.credit must be joint or independent, got ""`},
-		{func(t *Train) { t.Baseline = "median" }, `train.baseline must be mean, rloo or max, got "median"`},
-		{func(t *Train) { t.Scale = "std" }, `train.scale must be group, batch or none, got "std"`},
-		{func(t *Train) { t.MaxFailureRatio = math.NaN() }, "train.max_failure_ratio must be in [0, 1], got NaN"},
+		{func(t *Config) { t.CheckpointEvery = 0 }, "train.checkpoint_every: must be at least 1, got 0"},
+		{func(t *Config) { t.GroupSize = 0 }, "train.group_size: must be at least 1, got 0"},
+		{func(t *Config) { t.TasksPerIteration = -1 }, "train.tasks_per_iteration: must be at least 1, got -1"},
+		{func(t *Config) { t.Credit = "" }, `train.credit: must be joint or independent, got ""`},
+		{func(t *Config) { t.Baseline = "median" }, `train.baseline: must be mean, rloo or max, got "median"`},
+		{func(t *Config) { t.Scale = "std" }, `train.scale: must be group, batch or none, got "std"`},
+		{func(t *Config) { t.MaxFailureRatio = math.NaN() }, "train.max_failure_ratio: must be in [0, 1], got NaN"},
 	} {
 		s := toySetup(1)
 		c.edit(&s.Train)
-		tr, err := NewTrainer(s)
+		tr, err := New(s.Setup, s.Train)
 		if err == nil {
 			tr.Close()
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("NewTrainer: err = %v, want it to contain %q", err, c.want)
+			t.Errorf("New: err = %v, want it to contain %q", err, c.want)
 		}
 	}
 }
@@ -266,11 +267,11 @@ func TestEvalSeedsDisjointFromTraining(t *testing.T) {
 	train := map[uint64]bool{}
 	for it := 0; it < 50; it++ {
 		for k := 0; k < 16; k++ {
-			train[TrainTaskSeed(1, it, k)] = true
+			train[rollout.TrainTaskSeed(1, it, k)] = true
 		}
 	}
 	for i := 0; i < 1000; i++ {
-		if train[EvalTaskSeed(1, i)] {
+		if train[rollout.EvalTaskSeed(1, i)] {
 			t.Fatalf("eval seed %d is also a training seed", i)
 		}
 	}
@@ -290,16 +291,16 @@ func (e truncatingToy) Truncate() (core.StepResult, error) {
 // returns, like any step's.
 func TestTruncateRewardsCount(t *testing.T) {
 	s := toySetup(1)
-	s.Budget = Budget{MaxTokens: 15}
+	s.Budget = rollout.Budget{MaxTokens: 15}
 	plain, trunc := s, s
 	trunc.Env = truncSource{}
 	found := false
 	for seed := uint64(1); seed < 30 && !found; seed++ {
-		a, err := RunEpisode(context.Background(), plain, nil, "random", seed, nil)
+		a, err := rollout.RunEpisode(context.Background(), plain.Setup, nil, "random", seed, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := RunEpisode(context.Background(), trunc, nil, "random", seed, nil)
+		b, err := rollout.RunEpisode(context.Background(), trunc.Setup, nil, "random", seed, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package runtime
+package trainer
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/rollout"
 )
 
 // toyEnv is a small cooperative task for the runtime's tests: each step the
@@ -111,13 +112,23 @@ func (returnReward) Score(ep *core.Episode) (map[string]float64, map[string]floa
 	return map[string]float64{"quality": ep.AgentReturns[0]}, map[string]float64{"return": ep.AgentReturns[0]}, nil
 }
 
-func toySetup(workers int) Setup {
-	tr := DefaultTrain()
-	tr.Iterations, tr.TasksPerIteration, tr.GroupSize, tr.Workers = 6, 4, 4, workers
+// toyProject is what a project file would configure for the toy env.
+type toyProject struct {
+	rollout.Setup
+	Train Config
+	Eval  rollout.Eval
+}
+
+func toySetup(workers int) toyProject {
+	tr := DefaultConfig()
+	tr.Iterations, tr.TasksPerIteration, tr.GroupSize = 6, 4, 4
 	tr.Hidden, tr.CheckpointEvery = []int{8}, 2
-	tr.Optimizer.LearningRate = 0.05
-	return Setup{
-		Name: "toy", Env: toySource{mk: newToy}, Rewards: []core.RewardFunc{returnReward{}},
-		Weights: map[string]float64{"quality": 1}, Train: tr, Eval: Eval{Episodes: 8, Seed: 3}, Seed: 42,
+	tr.LearningRate = 0.05
+	return toyProject{
+		Setup: rollout.Setup{
+			Name: "toy", Env: toySource{mk: newToy}, Rewards: []core.RewardFunc{returnReward{}},
+			Weights: map[string]float64{"quality": 1}, Rollout: rollout.Config{Workers: workers}, Seed: 42,
+		},
+		Train: tr, Eval: rollout.Eval{Episodes: 8, Seed: 3},
 	}
 }

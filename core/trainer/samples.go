@@ -1,10 +1,11 @@
-package runtime
+package trainer
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/troupe-dev/troupe/core/rollout"
 	"os"
 	"path/filepath"
 
@@ -23,9 +24,9 @@ type SampleRecord struct {
 }
 
 // appendLLMSamples records the iteration's real (non-sim) LLM calls.
-func (t *Trainer) appendLLMSamples(out string, iteration int, results []EpisodeResult) error {
+func (t *Trainer) appendLLMSamples(out string, iteration int, results []rollout.EpisodeResult) error {
 	var buf bytes.Buffer
-	G := t.setup.Train.GroupSize
+	G := t.cfg.GroupSize
 	for k, r := range results {
 		if r.Failed || len(r.LLMCalls) == 0 {
 			continue

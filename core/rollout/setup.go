@@ -1,15 +1,16 @@
-package runtime
+package rollout
 
 import (
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	goruntime "runtime"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/troupe-dev/troupe/core"
-	"github.com/troupe-dev/troupe/core/grpo"
 	"github.com/troupe-dev/troupe/core/llm"
 )
 
@@ -38,87 +39,89 @@ func (a AgentLLM) BackendName() string {
 	return fmt.Sprintf("%T", a.Backend)
 }
 
-// Budget caps the LLM tokens of one episode (0 = no cap). A capped episode
-// ends early with what it has and is marked budget-stopped; it is never lost.
+// Budget caps the LLM tokens of one episode: the agentfile's [budget]
+// table. A capped episode ends early with what it has and is marked
+// budget-stopped; it is never lost.
 type Budget struct {
-	MaxTokens         int
-	MaxTokensPerAgent int
+	// MaxTokens caps the team's tokens per episode; 0 (the default) = none.
+	MaxTokens int `toml:"max_tokens"`
+	// MaxTokensPerAgent caps each agent's tokens per episode; 0 = none.
+	MaxTokensPerAgent int `toml:"max_tokens_per_agent"`
 }
 
-// Train configures GRPO training.
-type Train struct {
-	Iterations        int
-	TasksPerIteration int
-	GroupSize         int
-	// Baseline is "mean", "rloo" or "max"; Scale "group", "batch" or
-	// "none"; Credit "joint" (CTDE) or "independent".
-	Baseline, Scale, Credit string
-	Optimizer               grpo.Config
-	Hidden                  []int
-	SharePolicy             bool
-	// Workers is the number of rollout workers (≥ 1).
-	Workers int
-	// CheckpointEvery writes checkpoint/ every N iterations.
-	CheckpointEvery int
-	// MaxFailureRatio stops the run when more than this fraction of one
-	// iteration's episodes failed.
-	MaxFailureRatio float64
-	// MaxSteps truncates episodes of envs whose spec sets no MaxSteps.
-	MaxSteps int
-}
-
-// DefaultTrain returns the defaults the agentfile documents.
-func DefaultTrain() Train {
-	return Train{
-		Iterations: 100, TasksPerIteration: 16, GroupSize: 8,
-		Baseline: "mean", Scale: "group", Credit: "joint",
-		Optimizer: grpo.DefaultConfig(), Hidden: []int{64, 64}, SharePolicy: true,
-		Workers: 2, CheckpointEvery: 10, MaxFailureRatio: 0.2, MaxSteps: 1000,
-	}
-}
-
-// validate reports the first setting training cannot run with (the
-// agentfile checks the same with file and line; this guards Go programs
-// that build a Train themselves).
-func (t Train) validate() error {
+// Validate reports the first setting that cannot work.
+func (b Budget) Validate() error {
 	switch {
-	case t.TasksPerIteration < 1:
-		return fmt.Errorf("setup: train.tasks_per_iteration must be at least 1, got %d", t.TasksPerIteration)
-	case t.GroupSize < 1:
-		return fmt.Errorf("setup: train.group_size must be at least 1, got %d", t.GroupSize)
-	case t.CheckpointEvery < 1:
-		return fmt.Errorf("setup: train.checkpoint_every must be at least 1, got %d", t.CheckpointEvery)
-	case !(t.MaxFailureRatio >= 0 && t.MaxFailureRatio <= 1):
-		return fmt.Errorf("setup: train.max_failure_ratio must be in [0, 1], got %v", t.MaxFailureRatio)
-	}
-	switch t.Baseline {
-	case grpo.BaselineMean, grpo.BaselineRLOO, grpo.BaselineMax:
-	default:
-		return fmt.Errorf("setup: train.baseline must be mean, rloo or max, got %q", t.Baseline)
-	}
-	switch t.Scale {
-	case grpo.ScaleGroup, grpo.ScaleBatch, grpo.ScaleNone:
-	default:
-		return fmt.Errorf("setup: train.scale must be group, batch or none, got %q", t.Scale)
-	}
-	switch t.Credit {
-	case "joint", "independent":
-	default:
-		return fmt.Errorf("setup: train.credit must be joint or independent, got %q", t.Credit)
+	case b.MaxTokens < 0:
+		return settingf("max_tokens", "must be ≥ 0 (0 = none), got %d", b.MaxTokens)
+	case b.MaxTokensPerAgent < 0:
+		return settingf("max_tokens_per_agent", "must be ≥ 0 (0 = none), got %d", b.MaxTokensPerAgent)
 	}
 	return nil
 }
 
-// Eval configures evaluation.
+// Config says how episodes are played: the agentfile's [rollout] table.
+type Config struct {
+	// Workers is the number of rollout workers, each with its own env
+	// instance; 0 (the default) means one per CPU (GOMAXPROCS).
+	Workers int `toml:"workers"`
+	// MaxSteps truncates episodes of envs whose spec sets no MaxSteps.
+	// Default 1000; 0 means the default.
+	MaxSteps int `toml:"max_steps"`
+}
+
+// DefaultConfig returns the defaults documented on [Config]'s fields.
+func DefaultConfig() Config { return Config{MaxSteps: 1000} }
+
+// Validate reports the first setting that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.Workers < 0:
+		return settingf("workers", "must be ≥ 0 (0 = one per CPU), got %d", c.Workers)
+	case c.MaxSteps < 0:
+		return settingf("max_steps", "must be ≥ 0 (0 = 1000), got %d", c.MaxSteps)
+	}
+	return nil
+}
+
+// NumWorkers returns Workers, with 0 resolved to one per CPU.
+func (c Config) NumWorkers() int {
+	if c.Workers > 0 {
+		return c.Workers
+	}
+	return max(1, goruntime.GOMAXPROCS(0))
+}
+
+// Eval configures an evaluation: the agentfile's [eval] table.
 type Eval struct {
-	Episodes int
-	// Seed selects evaluation seeds, which never overlap training seeds.
-	Seed uint64
-	// Sampled evaluates the trained policy by sampling, not greedily.
-	Sampled bool
-	// Policies limits the evaluated policies; empty means "grpo" (when a
-	// trained policy is given), every baseline of the env, and "random".
-	Policies []string
+	// Episodes is the number of evaluation episodes per policy, ≥ 1.
+	// Default 100.
+	Episodes int `toml:"episodes"`
+	// Seed selects the evaluation seeds, which never overlap training
+	// seeds. Default 1.
+	Seed uint64 `toml:"seed"`
+	// Sampled evaluates the trained policy by sampling instead of
+	// greedily. Default false.
+	Sampled bool `toml:"sampled"`
+	// Policies limits the evaluated policies; empty (the default) means
+	// "grpo" (when a trained policy is given), every baseline of the env,
+	// and "random".
+	Policies []string `toml:"policies"`
+}
+
+// DefaultEval returns the defaults documented on [Eval]'s fields.
+func DefaultEval() Eval { return Eval{Episodes: 100, Seed: 1} }
+
+// Validate reports the first setting that cannot work.
+func (e Eval) Validate() error {
+	if e.Episodes < 1 {
+		return settingf("episodes", "must be at least 1, got %d", e.Episodes)
+	}
+	return nil
+}
+
+func settingf(key, format string, args ...any) error {
+	return &core.SettingError{Key: key, Msg: fmt.Sprintf(format, args...)}
 }
 
 // Setup is everything a run needs. Treat it as immutable.
@@ -134,8 +137,8 @@ type Setup struct {
 	// Agents holds one entry per agent, or a single entry used for all.
 	Agents []AgentLLM
 	Budget Budget
-	Train  Train
-	Eval   Eval
+	// Rollout says how episodes are played (workers, step limit).
+	Rollout Config
 	// Seed is the master seed.
 	Seed uint64
 	// Logger receives warnings (failed episodes, plugin output). Nil
@@ -162,8 +165,8 @@ func (s *Setup) agentLLM(i int) AgentLLM {
 	}
 }
 
-// validate checks the setup against the env's spec.
-func (s *Setup) validate(spec core.EnvSpec) error {
+// Validate checks the setup against the env's spec.
+func (s *Setup) Validate(spec core.EnvSpec) error {
 	if s.Env == nil {
 		return errors.New("setup: no env")
 	}
@@ -179,8 +182,11 @@ func (s *Setup) validate(spec core.EnvSpec) error {
 	if err := CheckRewards(s.Rewards, s.Weights); err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
-	if s.Train.Credit == "independent" && !spec.StepRewards {
-		return fmt.Errorf("setup: credit = \"independent\" needs per-agent rewards, and env %q gives none", spec.Name)
+	if err := s.Budget.Validate(); err != nil {
+		return fmt.Errorf("setup: budget.%w", err)
+	}
+	if err := s.Rollout.Validate(); err != nil {
+		return fmt.Errorf("setup: rollout.%w", err)
 	}
 	for i := 0; i < spec.NumAgents(); i++ {
 		a := s.agentLLM(i)
@@ -256,4 +262,28 @@ func CheckRewards(rewards []core.RewardFunc, weights map[string]float64) error {
 		}
 	}
 	return nil
+}
+
+// Backend names the LLM backend(s) behind the team's text: "sim" for the
+// simulated LLM, "none" when no decision of spec needs text, several
+// joined by "+".
+func (s *Setup) Backend(spec core.EnvSpec) string {
+	text := false
+	for _, d := range spec.Decisions {
+		text = text || d.NeedsText
+	}
+	if !text {
+		return "none"
+	}
+	seen := map[string]bool{}
+	var names []string
+	for i := 0; i < spec.NumAgents(); i++ {
+		n := s.agentLLM(i).BackendName()
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, "+")
 }

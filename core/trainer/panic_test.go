@@ -1,4 +1,4 @@
-package runtime
+package trainer
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/rollout"
 )
 
 // panickyReward panics when scoring the episode of one seed.
@@ -32,10 +33,10 @@ func (panickyLLM) Chat(context.Context, core.ChatRequest) (core.ChatResponse, er
 func TestPanicsFailEpisodesNotTheProcess(t *testing.T) {
 	t.Run("reward", func(t *testing.T) {
 		s := toySetup(2)
-		bad := TrainTaskSeed(s.Seed, 0, 1)
+		bad := rollout.TrainTaskSeed(s.Seed, 0, 1)
 		s.Rewards = append(s.Rewards, panickyReward{seed: bad})
 		s.Train.MaxFailureRatio = 0.5
-		tr, err := NewTrainer(s)
+		tr, err := New(s.Setup, s.Train)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,9 +56,9 @@ func TestPanicsFailEpisodesNotTheProcess(t *testing.T) {
 	})
 	t.Run("llm", func(t *testing.T) {
 		s := toySetup(1)
-		s.Agents = []AgentLLM{{Backend: panickyLLM{}}, {Backend: panickyLLM{}}}
+		s.Agents = []rollout.AgentLLM{{Backend: panickyLLM{}}, {Backend: panickyLLM{}}}
 		s.Train.MaxFailureRatio = 1
-		tr, err := NewTrainer(s)
+		tr, err := New(s.Setup, s.Train)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package runtime
+package rollout
 
 import (
 	"context"
@@ -118,8 +118,8 @@ func (w *worker) maxSteps() int {
 	if w.spec.MaxSteps > 0 {
 		return w.spec.MaxSteps
 	}
-	if w.setup.Train.MaxSteps > 0 {
-		return w.setup.Train.MaxSteps
+	if w.setup.Rollout.MaxSteps > 0 {
+		return w.setup.Rollout.MaxSteps
 	}
 	return 1000
 }

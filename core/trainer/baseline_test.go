@@ -1,4 +1,4 @@
-package runtime
+package trainer
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/rollout"
 )
 
 // baselineToy is the toy env with one scripted policy, "target": both
@@ -53,10 +54,10 @@ func (envFunc) Close() error              { return nil }
 func TestBaselineErrorFailsEpisode(t *testing.T) {
 	ctx := context.Background()
 	s := toySetup(2)
-	bad := EvalTaskSeed(s.Eval.Seed, 2)
+	bad := rollout.EvalTaskSeed(s.Eval.Seed, 2)
 	s.Env = envFunc(func() core.Env { return &baselineToy{toyEnv: newToy(), failSeed: bad} })
-	e := Eval{Episodes: 8, Seed: s.Eval.Seed, Policies: []string{"target"}}
-	rep, err := Evaluate(ctx, s, nil, e)
+	e := rollout.Eval{Episodes: 8, Seed: s.Eval.Seed, Policies: []string{"target"}}
+	rep, err := rollout.Evaluate(ctx, s.Setup, nil, e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,19 +66,19 @@ func TestBaselineErrorFailsEpisode(t *testing.T) {
 		t.Fatalf("target: %d failed episodes, mean reward %v; want 1 and 6", r.FailedEpisodes, r.Reward)
 	}
 	const want = "baseline target: toy: the baseline lost its plugin"
-	res, err := RunEpisode(ctx, s, nil, "target", bad, nil)
+	res, err := rollout.RunEpisode(ctx, s.Setup, nil, "target", bad, nil)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("RunEpisode: err = %v, want it to contain %q", err, want)
 	}
 	if !res.Failed || res.Reason != want || res.Episode.Steps != 1 {
 		t.Fatalf("RunEpisode: failed %v after %d steps, reason %q; want failed after 1 step with %q", res.Failed, res.Episode.Steps, res.Reason, want)
 	}
-	if res, err := RunEpisode(ctx, s, nil, "target", bad+1, nil); err != nil || res.Failed || res.Reward != 6 {
+	if res, err := rollout.RunEpisode(ctx, s.Setup, nil, "target", bad+1, nil); err != nil || res.Failed || res.Reward != 6 {
 		t.Fatalf("RunEpisode of a good seed: %+v, %v", res, err)
 	}
 	// A baseline that always fails: the evaluation says so, with the reason.
 	s.Env = envFunc(func() core.Env { return &baselineToy{toyEnv: newToy(), failAll: true} })
-	if _, err := Evaluate(ctx, s, nil, e); err == nil || !strings.Contains(err.Error(), "every episode of policy target failed: 8× "+want) {
+	if _, err := rollout.Evaluate(ctx, s.Setup, nil, e); err == nil || !strings.Contains(err.Error(), "every episode of policy target failed: 8× "+want) {
 		t.Fatalf("Evaluate with a failing baseline: err = %v", err)
 	}
 }

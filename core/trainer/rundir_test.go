@@ -1,4 +1,4 @@
-package runtime
+package trainer
 
 import (
 	"context"
@@ -79,7 +79,7 @@ func TestRunDirectoryFileModes(t *testing.T) {
 	out := t.TempDir()
 	s := toySetup(1)
 	s.Train.Iterations = 2
-	tr, err := NewTrainer(s)
+	tr, err := New(s.Setup, s.Train)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,8 @@
+// Package trainer is centralized training: it trains a team's policy with
+// GRPO on rollouts from a rollout.Pool, and writes the run directory
+// (config.toml, metrics.jsonl, checkpoint/, policy.safetensors).
+//
+// [Trainer.Step] is one iteration, readable top to bottom: rollouts,
+// score, advantages (credit.go), update ([grpo.Optimizer.Update]), stats.
+// [Config] is the agentfile's [train] table.
+package trainer
