@@ -9,6 +9,15 @@
 // [Action] with PettingZoo-parallel semantics, and [RewardFunc]s score the
 // finished [Episode] into named components that the joint reward weighs.
 //
-// core imports none of troupe's other top-level packages; the runtime that
-// trains policies with GRPO lives in core/runtime, and built-in tasks in envs/.
+// The contract between an env and the runtime is explicit: the [EnvSpec]
+// says everything the runtime needs to know, including the optional
+// interfaces the env offers ([Capabilities]) and the baseline its
+// reference metrics describe; the well-known metric and artifact names
+// (such as [MetricMakespan] and [ArtifactDocument]) are declared here,
+// where envs, reward functions and the runtime all see them. The package
+// core/envtest checks that an env keeps the contract.
+//
+// core imports none of troupe's other top-level packages; the runtime
+// that plays episodes lives in core/rollout, the one that trains policies
+// with GRPO in core/trainer, and built-in tasks in envs/.
 package core

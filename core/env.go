@@ -23,6 +23,21 @@ func (o Observation) Legal(d int) bool {
 	return o.Mask == nil || (d >= 0 && d < len(o.Mask) && o.Mask[d])
 }
 
+// NumLegal returns the number of legal decisions among the first n (n is
+// len(EnvSpec.Decisions)).
+func (o Observation) NumLegal(n int) int {
+	if o.Mask == nil {
+		return n
+	}
+	legal := 0
+	for _, m := range o.Mask[:min(n, len(o.Mask))] {
+		if m {
+			legal++
+		}
+	}
+	return legal
+}
+
 // Usage is what one LLM call cost.
 type Usage struct {
 	PromptTokens     int           `json:"prompt_tokens"`
@@ -69,10 +84,11 @@ type StepResult struct {
 	// Truncated when it was cut short (time limit, budget).
 	Terminated, Truncated bool
 	// Metrics are episode measurements, reported at least on the last step
-	// (e.g. "makespan_s", "tokens", "consistency").
+	// (e.g. [MetricMakespan], [MetricTokens]).
 	Metrics map[string]float64
 	// Artifacts are the episode's products (the document, the code), by
-	// file name, reported at least on the last step.
+	// file name, reported at least on the last step (e.g.
+	// [ArtifactDocument]).
 	Artifacts map[string][]byte
 }
 
@@ -97,7 +113,9 @@ type Env interface {
 }
 
 // Truncater is implemented by envs that can end an episode early on request
-// (a token budget ran out) and still report what was achieved so far.
+// (a token budget ran out) and still report what was achieved so far. The
+// env declares it with [CapTruncate]; the runtime finds it with
+// [TruncaterOf].
 type Truncater interface {
 	// Truncate ends the current episode and returns its final result with
 	// Truncated set, including metrics and artifacts of the partial work.
@@ -142,7 +160,8 @@ type LLM interface {
 
 // Prompter is implemented by envs whose text decisions need a prompt other
 // than the default (the agent's Observation.Text followed by the decision
-// name). Prompt must use only agent's own context.
+// name). Prompt must use only agent's own context. The env declares it
+// with [CapPrompt]; the runtime finds it with [PrompterOf].
 type Prompter interface {
 	Prompt(agent, decision int) ChatRequest
 }
@@ -157,12 +176,15 @@ type SimCompletion struct {
 // Simulator is implemented by envs that can stand in for an LLM offline:
 // given the agent, its decision and the request built from its context, it
 // returns what an LLM would plausibly write. The sim backend adds a latency
-// model. rng is seeded deterministically by the runtime.
+// model. rng is seeded deterministically by the runtime. The env declares
+// it with [CapSimulate]; the runtime finds it with [SimulatorOf].
 type Simulator interface {
 	Simulate(agent, decision int, req ChatRequest, rng *rand.Rand) (SimCompletion, error)
 }
 
-// BaselineProvider is implemented by envs that offer scripted policies.
+// BaselineProvider is implemented by envs that offer scripted policies,
+// named in [EnvSpec].Baselines. The env declares it with [CapBaseline]; the
+// runtime finds it with [BaselineProviderOf].
 type BaselineProvider interface {
 	// Baseline returns the named scripted policy, or an error if the env
 	// has none of that name. The policy is bound to this env instance.

@@ -9,8 +9,9 @@ type Episode struct {
 	// AgentReturns is each agent's sum of per-step rewards (zeros when the
 	// env gives none).
 	AgentReturns []float64 `json:"agent_returns"`
-	// Metrics are the env's final metrics plus runtime ones: "tokens",
-	// "llm_calls", "budget_stopped" (0/1).
+	// Metrics are the env's final metrics plus the runtime's:
+	// [MetricTokens] (unless the env reports it), [MetricLLMCalls],
+	// [MetricLLMTokens] and [MetricBudgetStopped].
 	Metrics map[string]float64 `json:"metrics"`
 	// Artifacts are the env's final artifacts.
 	Artifacts map[string][]byte `json:"-"`

@@ -42,17 +42,12 @@ func (e *meetEnv) Step(a []core.Action) (core.StepResult, error) {
 	}
 	return core.StepResult{
 		Observations: e.obs(), Terminated: true,
-		Metrics: map[string]float64{"return": met, "makespan_s": 1, "reference_makespan_s": 1},
+		Metrics: map[string]float64{core.MetricReturn: met, core.MetricMakespan: 1, core.MetricReferenceMakespan: 1},
 	}, nil
 }
 
 func (e *meetEnv) State() []float64 { return nil }
 func (e *meetEnv) Close() error     { return nil }
-
-type meetSource struct{}
-
-func (meetSource) Open() (core.Env, error) { return &meetEnv{}, nil }
-func (meetSource) Close() error            { return nil }
 
 // metReward scores 1 when the agents met.
 type metReward struct{}
@@ -60,7 +55,7 @@ type metReward struct{}
 func (metReward) Name() string         { return "met" }
 func (metReward) Components() []string { return []string{"quality"} }
 func (metReward) Score(ep *core.Episode) (map[string]float64, map[string]float64, error) {
-	return map[string]float64{"quality": ep.Metrics["return"]}, nil, nil
+	return map[string]float64{"quality": ep.Metrics[core.MetricReturn]}, nil, nil
 }
 
 // Train a team on an env written in Go, without any agentfile, and compare
@@ -69,9 +64,14 @@ func Example() {
 	train := trainer.DefaultConfig()
 	train.Iterations, train.TasksPerIteration, train.GroupSize = 30, 8, 8
 	train.Hidden, train.LearningRate = []int{16}, 0.03
+	src, err := core.NewEnvSource(func(map[string]any) (core.Env, error) { return &meetEnv{}, nil }, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	setup := rollout.Setup{
 		Name:    "meet",
-		Env:     meetSource{},
+		Env:     src,
 		Rewards: []core.RewardFunc{metReward{}},
 		Weights: map[string]float64{"quality": 1},
 		Rollout: rollout.Config{Workers: 2},

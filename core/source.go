@@ -65,6 +65,9 @@ func (s Sandbox) Validate() error {
 
 // EnvSource opens env instances of one loaded task (one per worker).
 type EnvSource interface {
+	// Spec describes the instances Open returns, without opening one: it
+	// equals every instance's Spec.
+	Spec() EnvSpec
 	// Open returns a fresh instance.
 	Open() (Env, error)
 	// Close releases what the source holds (compiled modules, processes).
@@ -139,16 +142,43 @@ func Builtins() (envs, rewards []string) {
 	return envs, rewards
 }
 
-type builtinEnvSource struct {
-	f      EnvFactory
-	params map[string]any
+// NewEnvSource returns a source of the envs f makes from params: the way
+// to run an env written in Go. It makes one env now, so that bad params, an
+// invalid spec or a declared capability the env lacks fail here, and keeps
+// its spec.
+func NewEnvSource(f EnvFactory, params map[string]any) (EnvSource, error) {
+	e, err := f(params)
+	if err != nil {
+		return nil, err
+	}
+	spec := e.Spec()
+	err = spec.Validate()
+	if err == nil {
+		err = CheckCapabilities(e)
+	}
+	if cerr := e.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &factorySource{f: f, params: params, spec: spec}, nil
 }
 
-func (s builtinEnvSource) Open() (Env, error) { return s.f(s.params) }
-func (builtinEnvSource) Close() error         { return nil }
+// factorySource is the EnvSource of NewEnvSource.
+type factorySource struct {
+	f      EnvFactory
+	params map[string]any
+	spec   EnvSpec
+}
 
-// LoadEnv resolves ref to an EnvSource through the built-in registry or the
-// loader registered for its scheme.
+func (s *factorySource) Spec() EnvSpec      { return s.spec }
+func (s *factorySource) Open() (Env, error) { return s.f(s.params) }
+func (*factorySource) Close() error         { return nil }
+
+// LoadEnv resolves ref to an EnvSource through the built-in registry (with
+// [NewEnvSource], so bad params fail here) or the loader registered for its
+// scheme.
 func LoadEnv(ctx context.Context, ref SourceRef) (EnvSource, error) {
 	registry.RLock()
 	defer registry.RUnlock()
@@ -157,15 +187,11 @@ func LoadEnv(ctx context.Context, ref SourceRef) (EnvSource, error) {
 		if !ok {
 			return nil, fmt.Errorf("env %s: no built-in env %q (have %s)", ref, ref.Path, strings.Join(keys(registry.envs), ", "))
 		}
-		// Open one instance now so bad params fail at load time.
-		e, err := f(ref.Params)
+		src, err := NewEnvSource(f, ref.Params)
 		if err != nil {
 			return nil, fmt.Errorf("env %s: %w", ref, err)
 		}
-		if err := e.Close(); err != nil {
-			return nil, fmt.Errorf("env %s: %w", ref, err)
-		}
-		return builtinEnvSource{f: f, params: ref.Params}, nil
+		return src, nil
 	}
 	l, ok := registry.loaders[ref.Scheme]
 	if !ok {

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // DecisionSpec describes one discrete decision an agent can take.
@@ -35,14 +36,28 @@ type EnvSpec struct {
 	// rewards (needed for credit = "independent").
 	StepRewards bool `json:"step_rewards,omitempty"`
 	// Metrics names the episode metrics the env reports at the end of an
-	// episode (StepResult.Metrics), e.g. "makespan_s".
+	// episode (StepResult.Metrics), e.g. [MetricMakespan].
 	Metrics []string `json:"metrics,omitempty"`
 	// Baselines names the scripted policies the env offers through
 	// BaselineProvider, e.g. "single_agent", "parallel_naive", "sop".
 	Baselines []string `json:"baselines,omitempty"`
+	// ReferenceBaseline names the baseline (one of Baselines) that the
+	// task's reference metrics describe: evaluation reports every policy's
+	// speedup as this baseline's mean makespan divided by the policy's.
+	// Empty means none (no speedup is reported).
+	ReferenceBaseline string `json:"reference_baseline,omitempty"`
 	// MaxSteps bounds an episode's length; the runtime truncates an episode
 	// that runs longer. 0 means the runtime's default (1000).
 	MaxSteps int `json:"max_steps,omitempty"`
+	// Capabilities declares the optional interfaces the env implements
+	// (see [Capabilities]); the runtime uses an optional interface only
+	// when it is declared here, and a declared one the env lacks is an
+	// error ([CheckCapabilities]). It is not part of the spec's JSON: the
+	// plugin ABIs carry it in their own fields (the Wasm spec's top-level
+	// "capabilities", the gRPC OpenReply flags), which the plugin kits
+	// (sdk/wasmguest, sdk/serve) fill with what their env implements and
+	// from which the hosts set it.
+	Capabilities Capabilities `json:"-"`
 }
 
 // NumAgents returns len(s.Agents).
@@ -73,6 +88,10 @@ func (s EnvSpec) Validate() error {
 		return fmt.Errorf("spec %q: negative state_size %d", s.Name, s.StateSize)
 	case s.MaxSteps < 0:
 		return fmt.Errorf("spec %q: negative max_steps %d", s.Name, s.MaxSteps)
+	case s.ReferenceBaseline != "" && !slices.Contains(s.Baselines, s.ReferenceBaseline):
+		return fmt.Errorf("spec %q: reference_baseline %q is not one of the baselines %v", s.Name, s.ReferenceBaseline, s.Baselines)
+	case s.Capabilities&^allCapabilities != 0:
+		return fmt.Errorf("spec %q: unknown capabilities %#x", s.Name, uint8(s.Capabilities&^allCapabilities))
 	}
 	seen := map[string]bool{}
 	for i, d := range s.Decisions {
@@ -83,6 +102,28 @@ func (s EnvSpec) Validate() error {
 			return fmt.Errorf("spec %q: decision %q listed twice", s.Name, d.Name)
 		}
 		seen[d.Name] = true
+	}
+	return nil
+}
+
+// CheckObservations reports the first observation that does not fit the
+// spec: one per agent, Features of length ObsSize, a Mask that is nil or
+// of length len(Decisions), and at least one legal decision.
+func (s EnvSpec) CheckObservations(obs []Observation) error {
+	if len(obs) != s.NumAgents() {
+		return fmt.Errorf("env %s: %d observations for %d agents", s.Name, len(obs), s.NumAgents())
+	}
+	nd := len(s.Decisions)
+	for i, o := range obs {
+		if len(o.Features) != s.ObsSize {
+			return fmt.Errorf("env %s: agent %d: %d features, spec says %d", s.Name, i, len(o.Features), s.ObsSize)
+		}
+		if o.Mask != nil && len(o.Mask) != nd {
+			return fmt.Errorf("env %s: agent %d: mask of %d, spec has %d decisions", s.Name, i, len(o.Mask), nd)
+		}
+		if o.NumLegal(nd) == 0 {
+			return fmt.Errorf("env %s: agent %d: no legal decision", s.Name, i)
+		}
 	}
 	return nil
 }

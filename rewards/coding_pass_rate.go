@@ -28,12 +28,12 @@ func (CodingPassRate) Components() []string { return []string{"quality"} }
 // episode's metric "pass_rate". It is an error if the metric is missing or
 // outside [0, 1].
 func (c CodingPassRate) Score(ep *core.Episode) (map[string]float64, map[string]float64, error) {
-	v, err := metric(ep, "pass_rate", c.Name())
+	v, err := metric(ep, core.MetricPassRate, c.Name())
 	if err != nil {
 		return nil, nil, err
 	}
 	if v < 0 || v > 1 {
-		return nil, nil, fmt.Errorf("reward %s: metric \"pass_rate\" is %v, want a fraction in [0, 1]", c.Name(), v)
+		return nil, nil, fmt.Errorf("reward %s: metric %q is %v, want a fraction in [0, 1]", c.Name(), core.MetricPassRate, v)
 	}
-	return map[string]float64{"quality": v}, map[string]float64{"pass_rate": v}, nil
+	return map[string]float64{"quality": v}, map[string]float64{core.MetricPassRate: v}, nil
 }

@@ -12,7 +12,8 @@
 //   - "coding.pass_rate": component "quality" = fraction of functions whose
 //     hidden tests pass.
 //
-// Each reads the episode metrics that every env reports (see core.Episode).
+// Each reads well-known episode metrics (core.MetricMakespan and the others
+// declared in package core), which the envs report.
 package rewards
 
 import (
@@ -69,11 +70,11 @@ func (Makespan) Components() []string { return []string{"speed"} }
 // Score returns speed = clamp(1 − makespan_s/reference_makespan_s, −1, 1).
 // A reference of 0 means the env does not normalise time; speed is then 0.
 func (m Makespan) Score(ep *core.Episode) (map[string]float64, map[string]float64, error) {
-	ms, err := metric(ep, "makespan_s", m.Name())
+	ms, err := metric(ep, core.MetricMakespan, m.Name())
 	if err != nil {
 		return nil, nil, err
 	}
-	ref, err := metric(ep, "reference_makespan_s", m.Name())
+	ref, err := metric(ep, core.MetricReferenceMakespan, m.Name())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -96,11 +97,11 @@ func (Tokens) Components() []string { return []string{"cost"} }
 // Score returns cost = −clamp(tokens/reference_tokens, 0, 5); 0 when the
 // reference is 0.
 func (t Tokens) Score(ep *core.Episode) (map[string]float64, map[string]float64, error) {
-	n, err := metric(ep, "tokens", t.Name())
+	n, err := metric(ep, core.MetricTokens, t.Name())
 	if err != nil {
 		return nil, nil, err
 	}
-	ref, err := metric(ep, "reference_tokens", t.Name())
+	ref, err := metric(ep, core.MetricReferenceTokens, t.Name())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -122,7 +123,7 @@ func (Return) Components() []string { return []string{"return"} }
 
 // Score returns the episode metric "return".
 func (r Return) Score(ep *core.Episode) (map[string]float64, map[string]float64, error) {
-	v, err := metric(ep, "return", r.Name())
+	v, err := metric(ep, core.MetricReturn, r.Name())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,10 +7,6 @@ import (
 	"github.com/troupe-dev/troupe/rewards/consistency"
 )
 
-// DocumentArtifact is the artifact the writing env puts its final document
-// in, and that "writing.consistency" scores.
-const DocumentArtifact = "document.md"
-
 func init() {
 	core.RegisterReward("writing.consistency", func(p map[string]any) (core.RewardFunc, error) {
 		return NewWritingConsistency(p)
@@ -63,19 +59,19 @@ func (*WritingConsistency) Name() string { return "writing.consistency" }
 // Components returns ["quality"].
 func (*WritingConsistency) Components() []string { return []string{"quality"} }
 
-// Score checks ep.Artifacts["document.md"]. It is an error if the episode
-// has no such artifact.
+// Score checks ep.Artifacts[core.ArtifactDocument] ("document.md"). It is
+// an error if the episode has no such artifact.
 func (w *WritingConsistency) Score(ep *core.Episode) (map[string]float64, map[string]float64, error) {
-	doc, ok := ep.Artifacts[DocumentArtifact]
+	doc, ok := ep.Artifacts[core.ArtifactDocument]
 	if !ok {
-		return nil, nil, fmt.Errorf("reward writing.consistency: the episode has no artifact %q (the writing env puts its final document there)", DocumentArtifact)
+		return nil, nil, fmt.Errorf("reward writing.consistency: the episode has no artifact %q (the writing env puts its final document there)", core.ArtifactDocument)
 	}
 	r := w.opts.Check(doc)
 	metrics := make(map[string]float64, len(r.Checks)+2)
-	metrics["consistency"] = r.Score
-	metrics["consistency.coverage"] = r.Coverage
+	metrics[core.MetricConsistency] = r.Score
+	metrics[core.MetricConsistency+".coverage"] = r.Coverage
 	for _, c := range r.Checks {
-		metrics["consistency."+c.Name] = c.Pass
+		metrics[core.MetricConsistency+"."+c.Name] = c.Pass
 	}
 	return map[string]float64{"quality": r.Score}, metrics, nil
 }

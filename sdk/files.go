@@ -5,14 +5,21 @@
 // sdk/serve for go-plugin).
 package sdk
 
-import _ "embed"
+import (
+	"bytes"
+	_ "embed"
+)
 
-// CHeader is sdk/troupe_plugin.h, the C header of the Wasm plugin ABI.
-//
 //go:embed troupe_plugin.h
-var CHeader []byte
+var cHeader []byte
 
-// ABI is sdk/ABI.md, the Wasm plugin ABI specification.
-//
 //go:embed ABI.md
-var ABI []byte
+var abiSpec []byte
+
+// CHeader returns sdk/troupe_plugin.h, the C header of the Wasm plugin
+// ABI, as a fresh copy.
+func CHeader() []byte { return bytes.Clone(cHeader) }
+
+// ABI returns sdk/ABI.md, the Wasm plugin ABI specification, as a fresh
+// copy.
+func ABI() []byte { return bytes.Clone(abiSpec) }

@@ -17,26 +17,64 @@ func init() {
 	commands["bench"] = command{"run the performance suite and print its table", runBench}
 }
 
+// pluginFlag collects repeated --wasm, --wasm-c or --grpc ENV=FILE flags:
+// plugin builds of the step comparison's envs through one path.
+type pluginFlag struct {
+	path    string // bench.PathWasm, bench.PathWasmC or bench.PathGRPC
+	plugins *[]bench.Plugin
+}
+
+// String returns the plugins of this path (flag.Value).
+func (f pluginFlag) String() string {
+	if f.plugins == nil {
+		return ""
+	}
+	var out []string
+	for _, p := range *f.plugins {
+		if p.Path == f.path {
+			out = append(out, p.Env+"="+p.File)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// Set appends one ENV=FILE (flag.Value).
+func (f pluginFlag) Set(v string) error {
+	env, file, ok := strings.Cut(v, "=")
+	if !ok || env == "" || file == "" {
+		return fmt.Errorf("want ENV=FILE, got %q", v)
+	}
+	*f.plugins = append(*f.plugins, bench.Plugin{Env: env, Path: f.path, File: file})
+	return nil
+}
+
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench", "bench [--json] [--quick] [--only SECTION,…] [--repo DIR] [--out FILE]", stderr)
+	fs := newFlagSet("bench", "bench [--json] [--quick] [--only SECTION,…] [--wasm|--wasm-c|--grpc ENV=FILE]… [--train FILE]… [--target FILE] [--out FILE]", stderr)
 	asJSON := fs.Bool("json", false, "print the report as one JSON object instead of tables")
 	out := fs.String("out", "", "also write the JSON report to FILE")
 	quick := fs.Bool("quick", false, "a short run (about 30 s): shorter timings, no time-to-target run")
 	only := fs.String("only", "", "comma-separated sections to run: "+strings.Join(bench.AllSections, ", ")+" (default: all; target is left out with --quick)")
-	repo := fs.String("repo", "", "the troupe checkout to build plugins in and read agentfiles from (default: the module containing the current directory)")
+	var plugins []bench.Plugin
+	fs.Var(pluginFlag{bench.PathWasm, &plugins}, "wasm", "measure env ENV (lbf, writing) through this Wasm module built from its Go source, as ENV=FILE (repeatable; scripts/bench.sh builds them)")
+	fs.Var(pluginFlag{bench.PathWasmC, &plugins}, "wasm-c", "measure env ENV (lbf) through this Wasm module built from its C port, as ENV=FILE")
+	fs.Var(pluginFlag{bench.PathGRPC, &plugins}, "grpc", "measure env ENV (lbf, writing) through this go-plugin binary, as ENV=FILE (repeatable)")
+	var train setFlags
+	fs.Var(&train, "train", "an agentfile of the training section (repeatable; default: "+trainDefault()+")")
+	target := fs.String("target", bench.TargetAgentfile, "the agentfile of the time-to-target run")
 	stepTime := fs.Duration("benchtime", 0, "minimum timed duration of each micro-benchmark (default 1s, 200ms with --quick)")
 	targetTimeout := fs.Duration("target-timeout", 15*time.Minute, "give up the time-to-target run after this long")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
-	o := bench.Options{Quick: *quick, RepoDir: *repo, Log: stderr, StepTime: *stepTime, TargetTimeout: *targetTimeout}
+	o := bench.Options{Quick: *quick, Plugins: plugins, TrainAgentfiles: train, TargetAgentfile: *target,
+		Log: stderr, StepTime: *stepTime, TargetTimeout: *targetTimeout}
 	if *only != "" {
 		for _, s := range strings.Split(*only, ",") {
 			o.Sections = append(o.Sections, strings.TrimSpace(s))
 		}
 	}
 	rep, runErr := bench.Run(ctx, o)
-	if errors.Is(runErr, bench.ErrUnknownSection) {
+	if errors.Is(runErr, bench.ErrUnknownSection) || errors.Is(runErr, bench.ErrUnknownPlugin) {
 		fmt.Fprintf(stderr, "troupe: bench: %v\n", runErr)
 		return exitUsage
 	}
@@ -77,4 +115,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitRuntime
 	}
 	return code
+}
+
+// trainDefault lists the training section's default agentfiles.
+func trainDefault() string {
+	var paths []string
+	for _, e := range bench.TrainEnvs {
+		paths = append(paths, e.Agentfile)
+	}
+	return strings.Join(paths, " and ")
 }

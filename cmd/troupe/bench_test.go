@@ -45,4 +45,19 @@ func TestBenchTableAndUsage(t *testing.T) {
 	if code, _, _ := troupe(t, "bench", "extra"); code != exitUsage {
 		t.Errorf("an extra argument: exit %d, want 2", code)
 	}
+	for _, tc := range []struct{ args, want []string }{
+		{[]string{"--wasm", "lbf.wasm"}, []string{"want ENV=FILE", `"lbf.wasm"`}},
+		{[]string{"--wasm-c", "writing=w.wasm"}, []string{"w.wasm", `env "writing" through "wasm-c"`, "lbf wasm-c"}},
+		{[]string{"--grpc", "matrix=m"}, []string{`env "matrix"`}},
+	} {
+		code, _, stderr := troupe(t, append([]string{"bench", "--only", "policy"}, tc.args...)...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want 2", tc.args, code)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: stderr %q lacks %q", tc.args, stderr, w)
+			}
+		}
+	}
 }

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/envtest"
 )
 
-// TestTrainSameOnThreeLoaders trains Level-Based Foraging loaded natively,
-// as a Wasm module built with the guest kit and as a go-plugin binary built
-// with the serve kit, and requires the same metrics and the same policy.
+// TestTrainSameOnThreeLoaders loads Level-Based Foraging natively, as a
+// Wasm module built with the guest kit and as a go-plugin binary built with
+// the serve kit, requires the same trajectories step by step, then trains
+// on each and requires the same metrics and the same policy.
 func TestTrainSameOnThreeLoaders(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two plugins")
@@ -31,6 +36,20 @@ func TestTrainSameOnThreeLoaders(t *testing.T) {
 	}
 	build(wasm, "./examples/wasm-lbf", "GOOS=wasip1", "GOARCH=wasm")
 	build(plug, "./internal/testplugins/grpc/lbf")
+	// Step by step first: the three loaders give the same trajectories.
+	params := map[string]any{"size": 6, "max_steps": 30}
+	var sources []core.EnvSource
+	for _, ref := range []core.SourceRef{{Scheme: "builtin", Path: "lbf"}, {Scheme: "wasm", Path: wasm}, {Scheme: "grpc", Path: plug}} {
+		ref.Params = params
+		src, err := core.LoadEnv(context.Background(), ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		sources = append(sources, src)
+	}
+	envtest.SameTrajectories(t, sources[0], sources[1])
+	envtest.SameTrajectories(t, sources[0], sources[2])
 	project := `[project]
 name = "lbf3"
 seed = 5

@@ -9,9 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/troupe-dev/troupe/cmd/troupe/internal/report"
 	"github.com/troupe-dev/troupe/core/llm"
 	"github.com/troupe-dev/troupe/core/trainer"
-	"github.com/troupe-dev/troupe/internal/report"
 )
 
 func init() {

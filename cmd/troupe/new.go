@@ -143,7 +143,7 @@ func scaffold(kind, name, lang, root string) ([]scaffoldFile, error) {
 		if err = add(name+".c", src); err != nil {
 			return nil, err
 		}
-		files = append(files, scaffoldFile{"troupe_plugin.h", sdk.CHeader})
+		files = append(files, scaffoldFile{"troupe_plugin.h", sdk.CHeader()})
 		err = add("build.sh", cBuildTemplate)
 	}
 	if err != nil {

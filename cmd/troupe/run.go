@@ -39,13 +39,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer built.Close()
-	e, err := built.Setup.Env.Open()
-	if err != nil {
-		fmt.Fprintf(stderr, "troupe run: %v\n", err)
-		return exitRuntime
-	}
-	spec := e.Spec()
-	_ = e.Close()
+	spec := built.Setup.Env.Spec()
 	if p == nil && *baseline != "random" && !slices.Contains(spec.Baselines, *baseline) {
 		fmt.Fprintf(stderr, "troupe run: --baseline %q: env %s has no such baseline (have %s)\n", *baseline, spec.Name, strings.Join(append(slices.Clone(spec.Baselines), "random"), ", "))
 		return exitUsage

@@ -15,10 +15,10 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/troupe-dev/troupe/cmd/troupe/internal/report"
 	"github.com/troupe-dev/troupe/core/rollout"
 	"github.com/troupe-dev/troupe/core/trainer"
 	"github.com/troupe-dev/troupe/internal/atomicfile"
-	"github.com/troupe-dev/troupe/internal/report"
 )
 
 func init() {

@@ -70,12 +70,7 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 		return fail(c.loadError("env", "env ", err))
 	}
 	b.closers = append(b.closers, src.Close)
-	probe, err := src.Open()
-	if err != nil {
-		return fail(c.errorAt("env", fmt.Errorf("%s: %w", envRef, err)))
-	}
-	spec := probe.Spec()
-	_ = probe.Close()
+	spec := src.Spec()
 	if n := c.TotalAgents(); n > 0 && n != spec.NumAgents() {
 		return fail(c.errorAt("agents", fmt.Errorf("the [[agents]] tables count %d agents, but env %q has %d (set the team size in [env.params])", n, spec.Name, spec.NumAgents())))
 	}
@@ -108,20 +103,18 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 	for i := 0; i < spec.NumAgents(); i++ {
 		name := c.AgentLLM(i)
 		l := c.LLM[name]
-		a := rollout.AgentLLM{
-			Model: l.Model, MaxTokens: l.MaxTokens, Temperature: l.Temperature,
-			Sim: llm.SimConfig{Tiers: map[string]llm.LatencyModel{"": {
-				Base: l.Sim.BaseLatency.Duration, PrefillTPS: l.Sim.PrefillTPS, DecodeTPS: l.Sim.DecodeTPS,
-			}}},
-		}
-		if l.Backend == "openai" {
+		a := rollout.AgentLLM{Model: l.Model, MaxTokens: l.MaxTokens, Temperature: l.Temperature, Sim: l.Sim}
+		if l.Backend != llm.BackendSim {
 			be, ok := backends[name]
 			if !ok {
-				be, err = c.openai(name, l, b)
+				cl, err := llm.New(c.resolveLLM(l))
 				if err != nil {
-					return fail(err)
+					e := nested("llm."+name, err).(*Error)
+					c.locate(e)
+					return fail(e)
 				}
-				backends[name] = be
+				b.closers = append(b.closers, cl.Close)
+				be, backends[name] = cl, cl
 			}
 			a.Backend = be
 		}
@@ -195,14 +188,20 @@ func (c Config) Resolved() Config {
 		r.Params = c.resolvePathParams(r.Params)
 		r.Sandbox.ReadOnlyDirs = c.absPaths(r.Sandbox.ReadOnlyDirs)
 	}
-	out.LLM = make(map[string]LLM, len(c.LLM))
+	out.LLM = make(map[string]llm.Config, len(c.LLM))
 	for name, l := range c.LLM {
-		if l.Cache != "" && !filepath.IsAbs(l.Cache) && c.Dir != "" {
-			l.Cache = filepath.Join(c.Dir, l.Cache)
-		}
-		out.LLM[name] = l
+		out.LLM[name] = c.resolveLLM(l)
 	}
 	return out
+}
+
+// resolveLLM returns l with a relative cache directory resolved against the
+// agentfile's directory.
+func (c Config) resolveLLM(l llm.Config) llm.Config {
+	if l.Cache != "" && !filepath.IsAbs(l.Cache) && c.Dir != "" {
+		l.Cache = filepath.Join(c.Dir, l.Cache)
+	}
+	return l
 }
 
 // absPaths returns paths with the relative ones resolved against the
@@ -219,42 +218,4 @@ func (c Config) absPaths(paths []string) []string {
 		out[i] = p
 	}
 	return out
-}
-
-func (c Config) openai(name string, l LLM, b *Built) (core.LLM, error) {
-	dir := l.Cache
-	if dir != "" && !filepath.IsAbs(dir) && c.Dir != "" {
-		dir = filepath.Join(c.Dir, dir)
-	}
-	if dir != "" && llm.RecordMode(l.CacheMode) == llm.ModeReplay {
-		// Replaying never calls the endpoint: no client and no API key.
-		r, err := llm.NewRecorder(llm.Offline{Backend: "openai", Model: l.Model}, dir, llm.ModeReplay)
-		if err != nil {
-			return nil, c.errorAt("llm."+name+".cache", err)
-		}
-		return r, nil
-	}
-	// In OpenAIConfig a zero MaxRetries means the default and a negative
-	// one none; in the agentfile max_retries = 0 means no retries.
-	retries := l.MaxRetries
-	if retries == 0 {
-		retries = -1
-	}
-	o, err := llm.NewOpenAI(llm.OpenAIConfig{
-		BaseURL: l.BaseURL, Model: l.Model, APIKeyEnv: l.APIKeyEnv,
-		MaxConcurrency: l.MaxConcurrency, RequestsPerMinute: l.RequestsPerMinute, TokensPerMinute: l.TokensPerMinute,
-		MaxRetries: retries, Timeout: l.Timeout.Duration,
-	})
-	if err != nil {
-		return nil, c.errorAt("llm."+name, err)
-	}
-	b.closers = append(b.closers, o.Close)
-	if dir == "" {
-		return o, nil
-	}
-	r, err := llm.NewRecorder(o, dir, llm.RecordMode(l.CacheMode))
-	if err != nil {
-		return nil, c.errorAt("llm."+name+".cache", err)
-	}
-	return r, nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/troupe-dev/troupe/core/llm"
 )
 
 // Error is a configuration error. It names where the problem is: the file
@@ -136,7 +137,7 @@ func Parse(name string, text []byte, overrides ...string) (Config, error) {
 		return Config{}, &Error{File: "--set", Key: keyString(und[0]), Msg: "unknown key" + suggest(und[0])}
 	}
 	if len(cfg.LLM) == 0 {
-		cfg.LLM = map[string]LLM{"default": DefaultLLM()}
+		cfg.LLM = map[string]llm.Config{"default": llm.DefaultConfig()}
 	}
 	cfg.src = &source{name: name, lines: lines, overrides: overrides}
 	if verr := cfg.Validate(); verr != nil {
@@ -229,11 +230,12 @@ func applyOverride(tree map[string]any, o string) error {
 	return nil
 }
 
-// fillLLMDefaults completes every [llm.NAME] table with DefaultLLM's keys.
+// fillLLMDefaults completes every [llm.NAME] table with the keys of
+// llm.DefaultConfig.
 func fillLLMDefaults(tree map[string]any) {
 	var def map[string]any
 	var buf bytes.Buffer
-	_ = toml.NewEncoder(&buf).Encode(DefaultLLM())
+	_ = toml.NewEncoder(&buf).Encode(llm.DefaultConfig())
 	_, _ = toml.Decode(buf.String(), &def)
 	llms, _ := tree["llm"].(map[string]any)
 	if llms == nil {

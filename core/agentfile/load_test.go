@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/llm"
 )
 
 const good = `[project]
@@ -190,7 +191,7 @@ func TestResolvedPaths(t *testing.T) {
 	c := Config{Dir: "/proj",
 		Env:     Env{Source: "wasm:env.wasm", Params: map[string]any{"corpus_dir": "rfcs"}, Sandbox: core.Sandbox{ReadOnlyDirs: []string{"data", "/abs"}}},
 		Rewards: []Reward{{Source: "builtin:tokens", Params: map[string]any{"dataset": "d.jsonl"}}},
-		LLM:     map[string]LLM{"default": {Cache: "cache"}},
+		LLM:     map[string]llm.Config{"default": {Cache: "cache"}},
 	}
 	r := c.Resolved()
 	if r.Env.Source != "wasm:/proj/env.wasm" || r.Env.Params["corpus_dir"] != "/proj/rfcs" ||

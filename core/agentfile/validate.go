@@ -9,6 +9,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/llm"
 )
 
 func bad(key, format string, args ...any) error {
@@ -38,47 +39,8 @@ func (c Config) Validate() error {
 		}
 	}
 	for _, name := range sortedKeys(c.LLM) {
-		l := c.LLM[name]
-		k := "llm." + name
-		switch l.Backend {
-		case "sim", "openai":
-		default:
-			return bad(k+".backend", "must be \"sim\" or \"openai\", got %q", l.Backend)
-		}
-		if l.MaxConcurrency < 1 {
-			return bad(k+".max_concurrency", "must be at least 1, got %d", l.MaxConcurrency)
-		}
-		if l.RequestsPerMinute < 0 {
-			return bad(k+".requests_per_minute", "must be ≥ 0 (0 = unlimited), got %d", l.RequestsPerMinute)
-		}
-		if l.TokensPerMinute < 0 {
-			return bad(k+".tokens_per_minute", "must be ≥ 0 (0 = unlimited), got %d", l.TokensPerMinute)
-		}
-		if l.MaxRetries < 0 {
-			return bad(k+".max_retries", "must be ≥ 0, got %d", l.MaxRetries)
-		}
-		if l.Timeout.Duration <= 0 {
-			return bad(k+".timeout", "must be positive, got %s", l.Timeout.Duration)
-		}
-		if l.MaxTokens < 1 {
-			return bad(k+".max_tokens", "must be at least 1, got %d", l.MaxTokens)
-		}
-		if l.Temperature < 0 || l.Temperature > 2 {
-			return bad(k+".temperature", "must be in [0, 2], got %g", l.Temperature)
-		}
-		switch l.CacheMode {
-		case "record", "replay", "auto":
-		default:
-			return bad(k+".cache_mode", "must be record, replay or auto, got %q", l.CacheMode)
-		}
-		if l.Sim.BaseLatency.Duration < 0 {
-			return bad(k+".sim.base_latency", "must be ≥ 0, got %s", l.Sim.BaseLatency.Duration)
-		}
-		if l.Sim.PrefillTPS <= 0 {
-			return bad(k+".sim.prefill_tps", "must be positive, got %g", l.Sim.PrefillTPS)
-		}
-		if l.Sim.DecodeTPS <= 0 {
-			return bad(k+".sim.decode_tps", "must be positive, got %g", l.Sim.DecodeTPS)
+		if err := nested("llm."+name, c.LLM[name].Validate()); err != nil {
+			return err
 		}
 	}
 	if len(c.Rewards) == 0 {
@@ -138,10 +100,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // variable that holds one), and user information in base URLs is dropped.
 func (c Config) Encode() ([]byte, error) {
 	out := c
-	out.LLM = map[string]LLM{}
+	out.LLM = make(map[string]llm.Config, len(c.LLM))
 	for k, v := range c.LLM {
-		v.BaseURL = redactURL(v.BaseURL)
-		out.LLM[k] = v
+		out.LLM[k] = v.Redacted()
 	}
 	var buf bytes.Buffer
 	buf.WriteString("# Resolved troupe configuration (defaults filled, overrides applied, secrets removed).\n")

@@ -1,15 +1,14 @@
 package llm
 
 import (
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/troupe-dev/troupe/core"
 )
 
-// Totals counts what a backend did for one agent (or for all agents).
-type Totals struct {
+// totals counts what a backend did for one agent (or for all agents).
+type totals struct {
 	// Calls is the number of Chat calls that returned text.
 	Calls int `json:"calls"`
 	// Failures is the number of Chat calls that returned an error
@@ -30,23 +29,9 @@ type Totals struct {
 }
 
 // Tokens returns PromptTokens + CompletionTokens.
-func (t Totals) Tokens() int { return t.PromptTokens + t.CompletionTokens }
+func (t totals) Tokens() int { return t.PromptTokens + t.CompletionTokens }
 
-// Sub returns t − u field by field, e.g. the calls made during one
-// iteration from two snapshots.
-func (t Totals) Sub(u Totals) Totals {
-	return Totals{
-		Calls:            t.Calls - u.Calls,
-		Failures:         t.Failures - u.Failures,
-		Retries:          t.Retries - u.Retries,
-		PromptTokens:     t.PromptTokens - u.PromptTokens,
-		CompletionTokens: t.CompletionTokens - u.CompletionTokens,
-		Latency:          t.Latency - u.Latency,
-		EstimatedUsage:   t.EstimatedUsage - u.EstimatedUsage,
-	}
-}
-
-func (t *Totals) add(u Totals) {
+func (t *totals) add(u totals) {
 	t.Calls += u.Calls
 	t.Failures += u.Failures
 	t.Retries += u.Retries
@@ -56,20 +41,20 @@ func (t *Totals) add(u Totals) {
 	t.EstimatedUsage += u.EstimatedUsage
 }
 
-// Accounting keeps running per-agent and overall Totals. It is safe for
-// concurrent use; the zero value is ready to use. Every backend of this
-// package owns one (see OpenAI.Accounting, Sim.Accounting); the runtime can
-// keep its own per-episode sums from the Usage each call returns.
-type Accounting struct {
+// accounting keeps running per-agent and overall totals. It is safe for
+// concurrent use; the zero value is ready to use. The openai and sim
+// backends each own one; the runtime keeps its own per-episode sums from
+// the Usage each call returns.
+type accounting struct {
 	mu      sync.Mutex
-	total   Totals
-	byAgent map[int]*Totals
+	total   totals
+	byAgent map[int]*totals
 }
 
 // RecordCall counts one successful call of agent with its usage and the
 // number of retries it needed. estimated marks usage that was estimated.
-func (a *Accounting) RecordCall(agent int, u core.Usage, retries int, estimated bool) {
-	d := Totals{Calls: 1, Retries: retries, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Latency: u.Latency}
+func (a *accounting) RecordCall(agent int, u core.Usage, retries int, estimated bool) {
+	d := totals{Calls: 1, Retries: retries, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Latency: u.Latency}
 	if estimated {
 		d.EstimatedUsage = 1
 	}
@@ -77,19 +62,19 @@ func (a *Accounting) RecordCall(agent int, u core.Usage, retries int, estimated 
 }
 
 // RecordFailure counts one failed call of agent after the given retries.
-func (a *Accounting) RecordFailure(agent int, retries int) {
-	a.record(agent, Totals{Failures: 1, Retries: retries})
+func (a *accounting) RecordFailure(agent int, retries int) {
+	a.record(agent, totals{Failures: 1, Retries: retries})
 }
 
-func (a *Accounting) record(agent int, d Totals) {
+func (a *accounting) record(agent int, d totals) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.byAgent == nil {
-		a.byAgent = map[int]*Totals{}
+		a.byAgent = map[int]*totals{}
 	}
 	t := a.byAgent[agent]
 	if t == nil {
-		t = &Totals{}
+		t = &totals{}
 		a.byAgent[agent] = t
 	}
 	t.add(d)
@@ -97,43 +82,20 @@ func (a *Accounting) record(agent int, d Totals) {
 }
 
 // Total returns the totals over all agents.
-func (a *Accounting) Total() Totals {
+func (a *accounting) Total() totals {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.total
 }
 
 // Agent returns the totals of one agent (zero if it made no call).
-func (a *Accounting) Agent(agent int) Totals {
+func (a *accounting) Agent(agent int) totals {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if t := a.byAgent[agent]; t != nil {
 		return *t
 	}
-	return Totals{}
-}
-
-// Agents returns a copy of the per-agent totals, by agent index.
-func (a *Accounting) Agents() map[int]Totals {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := make(map[int]Totals, len(a.byAgent))
-	for i, t := range a.byAgent {
-		out[i] = *t
-	}
-	return out
-}
-
-// AgentIDs returns the indices of the agents that made calls, sorted.
-func (a *Accounting) AgentIDs() []int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	ids := make([]int, 0, len(a.byAgent))
-	for i := range a.byAgent {
-		ids = append(ids, i)
-	}
-	sort.Ints(ids)
-	return ids
+	return totals{}
 }
 
 // estimateTokens approximates a text's token count at four characters a

@@ -54,7 +54,7 @@ func benchInFlight(b *testing.B, inflight int) {
 		time.Sleep(latency)
 		writeCompletion(w, "a reasonably sized completion of a few dozen tokens for the benchmark", 120, 30)
 	})
-	o := newTestOpenAI(b, fs, OpenAIConfig{MaxConcurrency: inflight})
+	o := newTestOpenAI(b, fs, func(c *Config) { c.MaxConcurrency = inflight })
 	req := core.ChatRequest{Messages: []core.Message{{Role: "system", Content: "You write RFC sections."}, {Role: "user", Content: "Write the Motivation section."}}, MaxTokens: 256, Temperature: 0.7}
 	body := []byte(`{"model":"test-model","messages":[{"role":"system","content":"You write RFC sections."},{"role":"user","content":"Write the Motivation section."}],"max_tokens":256,"temperature":0.7}`)
 	raw := &http.Client{Transport: newTransport(inflight)}
@@ -162,7 +162,7 @@ func BenchmarkChatSerial(b *testing.B) {
 		}
 	})
 	b.Run("openai", func(b *testing.B) {
-		o := newTestOpenAI(b, fs, OpenAIConfig{MaxConcurrency: 1})
+		o := newTestOpenAI(b, fs, func(c *Config) { c.MaxConcurrency = 1 })
 		req := core.ChatRequest{Messages: []core.Message{{Role: "system", Content: "You write RFC sections."}, {Role: "user", Content: "Write the Motivation section."}}, MaxTokens: 256, Temperature: 0.7}
 		for b.Loop() {
 			if _, err := o.Chat(context.Background(), req); err != nil {

@@ -1,14 +1,21 @@
 // Package llm provides troupe's LLM backends (implementations of core.LLM),
-// a token budget, a record/replay cache, and an export of scored
+// their settings, a record/replay cache, and an export of scored
 // completions for training the LLM itself.
+//
+// # Settings
+//
+// A [Config] is one backend's settings, a table llm.NAME of the agentfile:
+// [DefaultConfig] gives the defaults and [Config.Validate] the rules,
+// reporting a *core.SettingError that names the key. [New] builds the
+// backend a Config describes; [NewSim] builds the simulated LLM for an env.
 //
 // # Backends
 //
-// [OpenAI] ("openai") talks to any OpenAI-compatible chat-completions
-// endpoint (OpenAI, vLLM, Ollama, llama.cpp) through
-// github.com/sashabaranov/go-openai. Built by [NewOpenAI] from an
-// [OpenAIConfig]; the API key is read once from the environment variable
-// the config names and never appears in errors, logs or String output.
+// The openai backend ([BackendOpenAI]) talks to any OpenAI-compatible
+// chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp) through
+// github.com/sashabaranov/go-openai. [New] builds it; the API key is read
+// once from the environment variable Config.APIKeyEnv names and never
+// appears in errors, logs or String output.
 //
 //   - Concurrency: at most MaxConcurrency HTTP requests in flight
 //     (default 16); the HTTP transport keeps as many idle keep-alive
@@ -19,56 +26,51 @@
 //     before it is sent and corrected to the reported usage after.
 //     Retries count against both limits.
 //   - Retries: on 408, 409, 429 and 5xx statuses, per-attempt timeouts and
-//     dropped connections (reset, EOF), up to MaxRetries (default 5) with
-//     jittered exponential backoff (BackoffBase·2^k capped at BackoffMax,
-//     uniform in [d/2, d]); a Retry-After header (seconds or HTTP date) or
-//     retry-after-ms replaces the delay. Other 4xx statuses, malformed
-//     JSON and a response without choices fail at once. A failed call
-//     returns a [*CallError] naming the endpoint, the status and the
-//     attempts.
+//     dropped connections (reset, EOF), up to MaxRetries (default 5; 0
+//     means none) with jittered exponential backoff (500ms·2^k capped at
+//     30s, uniform in [d/2, d]); a Retry-After header (seconds or HTTP
+//     date) or retry-after-ms replaces the delay, honoured up to 60s.
+//     Other 4xx statuses, malformed JSON and a response without choices
+//     fail at once. A failed call returns a [*CallError] naming the
+//     endpoint, the status and the attempts.
 //   - Timeouts and cancellation: each attempt is bounded by Timeout
 //     (default 60s); cancelling the caller's context ends the call at
-//     once, whether it is in flight, queued or backing off; [OpenAI.Close]
-//     ends all calls and waits for them.
+//     once, whether it is in flight, queued or backing off; Close ends
+//     all calls (they fail with [ErrClosed]) and waits for them.
 //   - Usage: prompt and completion tokens from the response's usage
 //     fields (estimated at 4 characters a token when the server sends
-//     none, counted in Totals.EstimatedUsage), Latency = wall time of the
-//     whole call, Backend "openai".
+//     none), Latency = wall time of the whole call, Backend "openai".
 //   - Temperature 0 is sent as the smallest positive float32, since
 //     go-openai omits a zero temperature and servers would use 1.0; the
 //     seed is sent modulo 2^31 (llama.cpp keeps 32 bits). For reasoning
 //     models (o1, o3, o4, gpt-5…) max_tokens is sent as
 //     max_completion_tokens and the temperature is left to the server.
 //
-// [Sim] ("sim") is the offline simulated LLM: the text is the env's own
-// surrogate (core.Simulator), drawn with rand.NewPCG(req.Seed, constant)
-// so the same request gives the same text, and the latency is virtual,
-// from a [LatencyModel] per tier (Base + prompt tokens ÷ PrefillTPS +
-// completion tokens ÷ DecodeTPS; default 0.8 s, 2000, 40). Chat never
-// sleeps. Every completion is labelled Backend "sim".
+// [Sim] ([BackendSim]) is the offline simulated LLM: the text is the env's
+// own surrogate (core.Simulator), drawn with rand.NewPCG(req.Seed,
+// constant) so the same request gives the same text, and the latency is
+// virtual, from a [LatencyModel] per tier (Base + prompt tokens ÷
+// PrefillTPS + completion tokens ÷ DecodeTPS; default 0.8 s, 2000, 40).
+// Chat never sleeps. Every completion is labelled Backend "sim".
 //
-// Both keep an [Accounting]: per-agent [Totals] of calls, failures,
-// retries, tokens and latency. The runtime sums Usage per episode itself.
-//
-// # Budget
-//
-// A [Budget] caps an episode's tokens overall and per agent; its
-// [BudgetTracker].Charge reports when the budget is exhausted so the
-// runtime can stop the episode (budget_stopped) and keep the partial work.
+// Token budgets are not a backend's business: the runtime sums each
+// call's Usage per episode and stops an episode at its budget
+// (rollout.Budget).
 //
 // # Record and replay
 //
-// [NewRecorder] wraps a backend with an on-disk cache so that an evaluation
-// against a real endpoint can be rerun offline with identical results. The
-// key ([RequestKey]) is the sha256 of the canonical JSON of the request's
-// model, messages, max_tokens, temperature, stop and seed — what the
-// endpoint sees; agent, decision and tier are not part of it. Each key is
-// one file, <dir>/<key>.json (a [Recording]), written atomically. Modes:
-// "record" (always call, write), "replay" (never call; a miss fails with
-// an error wrapping [ErrNotRecorded] that names the key) and "auto"
-// (replay hits, record misses). Replayed completions return the recorded
-// text and Usage (tokens and latency) unchanged except Backend, which
-// becomes "replay:<original>", e.g. "replay:openai".
+// With Config.Cache set, [New] wraps the openai backend in an on-disk
+// cache so that an evaluation against a real endpoint can be rerun offline
+// with identical results. The key is the sha256 of the canonical JSON of
+// the request's model (the configured one when the request names none),
+// messages, max_tokens, temperature, stop and seed — what the endpoint
+// sees; agent, decision and tier are not part of it. Each key is one file,
+// <dir>/<key>.json, written atomically. Modes ([CacheMode]): "record"
+// (always call, write), "replay" (never call, no client and no API key; a
+// miss fails with an error wrapping [ErrNotRecorded] that names the key)
+// and "auto" (replay hits, record misses). Replayed completions return the
+// recorded text and Usage (tokens and latency) unchanged except Backend,
+// which becomes "replay:<original>", e.g. "replay:openai".
 //
 // # Training data for the LLM (TRL, verl)
 //

@@ -14,21 +14,22 @@ import (
 )
 
 // An OpenAI-compatible server stands in for vLLM, Ollama or api.openai.com.
-func ExampleNewOpenAI() {
+func ExampleNew() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"## Summary\nA short RFC."}}],`+
 			`"usage":{"prompt_tokens":21,"completion_tokens":6,"total_tokens":27}}`)
 	}))
 	defer srv.Close()
 
-	backend, err := llm.NewOpenAI(llm.OpenAIConfig{
-		BaseURL:           srv.URL + "/v1",
-		Model:             "qwen2.5-7b-instruct",
-		APIKeyEnv:         "EXAMPLE_API_KEY", // unset: local servers need no key
-		MaxConcurrency:    32,
-		RequestsPerMinute: 600,
-		Timeout:           30 * time.Second,
-	})
+	cfg := llm.DefaultConfig()
+	cfg.Backend = llm.BackendOpenAI
+	cfg.BaseURL = srv.URL + "/v1"
+	cfg.Model = "qwen2.5-7b-instruct"
+	cfg.APIKeyEnv = "EXAMPLE_API_KEY" // unset: local servers need no key
+	cfg.MaxConcurrency = 32
+	cfg.RequestsPerMinute = 600
+	cfg.Timeout = 30 * time.Second
+	backend, err := llm.New(cfg)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -46,12 +47,38 @@ func ExampleNewOpenAI() {
 		return
 	}
 	fmt.Printf("%s\n%s: %d prompt + %d completion tokens\n", resp.Text, resp.Usage.Backend, resp.Usage.PromptTokens, resp.Usage.CompletionTokens)
-	fmt.Printf("agent 0 made %d call(s)\n", backend.Accounting().Agent(0).Calls)
 	// Output:
 	// ## Summary
 	// A short RFC.
 	// openai: 21 prompt + 6 completion tokens
-	// agent 0 made 1 call(s)
+}
+
+// Record an endpoint's completions once, then replay them offline: with
+// no server and no API key.
+func ExampleNew_replay() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"## Summary"}}],`+
+			`"usage":{"prompt_tokens":21,"completion_tokens":3,"total_tokens":24}}`)
+	}))
+	dir, _ := os.MkdirTemp("", "recordings")
+	defer os.RemoveAll(dir)
+
+	cfg := llm.DefaultConfig()
+	cfg.Backend, cfg.BaseURL, cfg.APIKeyEnv = llm.BackendOpenAI, srv.URL+"/v1", "EXAMPLE_API_KEY"
+	cfg.Cache, cfg.CacheMode = dir, llm.CacheRecord
+	rec, _ := llm.New(cfg)
+	req := core.ChatRequest{Messages: []core.Message{{Role: "user", Content: "Write."}}, Decision: "draft_section", Seed: 1}
+	live, _ := rec.Chat(context.Background(), req)
+	rec.Close()
+	srv.Close()
+
+	cfg.CacheMode = llm.CacheReplay
+	replay, _ := llm.New(cfg)
+	defer replay.Close()
+	again, _ := replay.Chat(context.Background(), req)
+	fmt.Println(again.Usage.Backend, again.Text == live.Text, again.Usage.Latency == live.Usage.Latency)
+	// Output:
+	// replay:openai true true
 }
 
 // sectionSim is an env's surrogate of what an LLM would write.
@@ -73,7 +100,7 @@ func ExampleNewSim() {
 		Agents:    []string{"writer0", "writer1"},
 		Decisions: []core.DecisionSpec{{Name: "wait"}, {Name: "draft_section", NeedsText: true}},
 	}
-	sim, err := llm.NewSim(sectionSim{}, spec, llm.SimConfig{}) // default tier: 0.8 s + p/2000 + c/40
+	sim, err := llm.NewSim(sectionSim{}, spec, llm.DefaultConfig().Sim, nil) // 0.8 s + p/2000 + c/40
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -85,24 +112,6 @@ func ExampleNewSim() {
 	fmt.Println(a.Usage.Backend, a.Usage.Latency, a.Text == b.Text) // 0.8 s + 400/2000 s + 120/40 s
 	// Output:
 	// sim 4s true
-}
-
-// Record completions of a backend once, then replay them offline.
-func ExampleNewRecorder() {
-	dir, _ := os.MkdirTemp("", "recordings")
-	defer os.RemoveAll(dir)
-	spec := core.EnvSpec{Name: "writing", Agents: []string{"w"}, Decisions: []core.DecisionSpec{{Name: "draft_section", NeedsText: true}}}
-	sim, _ := llm.NewSim(sectionSim{}, spec, llm.SimConfig{})
-
-	rec, _ := llm.NewRecorder(sim, dir, llm.ModeRecord)
-	req := core.ChatRequest{Model: "m", Messages: []core.Message{{Role: "user", Content: "Write."}}, Decision: "draft_section", Seed: 1}
-	live, _ := rec.Chat(context.Background(), req)
-
-	replay, _ := llm.NewRecorder(nil, dir, llm.ModeReplay)
-	again, _ := replay.Chat(context.Background(), req)
-	fmt.Println(again.Usage.Backend, again.Text == live.Text, again.Usage.Latency == live.Usage.Latency)
-	// Output:
-	// replay:sim true true
 }
 
 func ExampleWriteTRL() {

@@ -1,11 +1,11 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -20,117 +20,22 @@ import (
 	"github.com/troupe-dev/troupe/core"
 )
 
-// Defaults of OpenAIConfig.
+// Retry backoff of the openai backend: attempt k waits a uniformly random
+// time in [d/2, d] with d = min(backoffBase·2^k, backoffMax).
 const (
-	DefaultBaseURL        = "https://api.openai.com/v1"
-	DefaultAPIKeyEnv      = "OPENAI_API_KEY"
-	DefaultMaxConcurrency = 16
-	DefaultMaxRetries     = 5
-	DefaultTimeout        = 60 * time.Second
-	DefaultBackoffBase    = 500 * time.Millisecond
-	DefaultBackoffMax     = 30 * time.Second
+	backoffBase = 500 * time.Millisecond
+	backoffMax  = 30 * time.Second
 )
 
-// BackendOpenAI is the Usage.Backend of completions from the openai backend.
-const BackendOpenAI = "openai"
-
-// ErrClosed is returned (wrapped) by Chat after Close.
+// ErrClosed is returned (wrapped) by the Chat of a backend [New] built,
+// after its Close.
 var ErrClosed = errors.New("llm backend closed")
 
-// OpenAIConfig configures the openai backend. The zero value of each field
-// means its default; the config holds no secret, so it is safe to print or
-// log (the API key is read from the environment variable it names).
-type OpenAIConfig struct {
-	// BaseURL is the API root, e.g. "http://localhost:8000/v1" for vLLM or
-	// "http://localhost:11434/v1" for Ollama. Default DefaultBaseURL.
-	BaseURL string `toml:"base_url" json:"base_url,omitempty"`
-	// Model is used for requests whose ChatRequest.Model is empty.
-	Model string `toml:"model" json:"model,omitempty"`
-	// APIKeyEnv names the environment variable holding the API key,
-	// default "OPENAI_API_KEY". An empty key is allowed for endpoints other
-	// than DefaultBaseURL (local servers usually need none); no
-	// Authorization header is sent then.
-	APIKeyEnv string `toml:"api_key_env" json:"api_key_env,omitempty"`
-	// MaxConcurrency bounds the HTTP requests in flight, default 16.
-	MaxConcurrency int `toml:"max_concurrency" json:"max_concurrency,omitempty"`
-	// RequestsPerMinute paces request starts (retries included) evenly at
-	// 60/RequestsPerMinute seconds apart; 0 means unlimited.
-	RequestsPerMinute int `toml:"requests_per_minute" json:"requests_per_minute,omitempty"`
-	// TokensPerMinute paces tokens (prompt + completion). Each attempt is
-	// charged an estimate (prompt characters ÷ 4 + max_tokens) before it
-	// is sent, corrected to the reported usage afterwards; 0 = unlimited.
-	TokensPerMinute int `toml:"tokens_per_minute" json:"tokens_per_minute,omitempty"`
-	// MaxRetries caps the retries of one call, default 5; negative means
-	// no retries.
-	MaxRetries int `toml:"max_retries" json:"max_retries,omitempty"`
-	// Timeout bounds each HTTP attempt, default 60s; negative means none
-	// (the caller's context still applies).
-	Timeout time.Duration `toml:"timeout" json:"timeout,omitempty"`
-	// BackoffBase and BackoffMax shape the retry delay: attempt k waits a
-	// uniformly random time in [d/2, d] with d = min(BackoffBase·2^k,
-	// BackoffMax). Defaults 500ms and 30s. A Retry-After (or
-	// retry-after-ms) header replaces the computed delay, honoured up to
-	// max(BackoffMax, 60s).
-	BackoffBase time.Duration `toml:"backoff_base" json:"backoff_base,omitempty"`
-	BackoffMax  time.Duration `toml:"backoff_max" json:"backoff_max,omitempty"`
-	// Logger, if set, receives one Warn record per retry (endpoint,
-	// agent, attempt, status, delay, error); nil logs nothing.
-	Logger *slog.Logger `toml:"-" json:"-"`
-}
-
-// WithDefaults returns c with every zero field set to its default.
-func (c OpenAIConfig) WithDefaults() OpenAIConfig {
-	if c.BaseURL == "" {
-		c.BaseURL = DefaultBaseURL
-	}
-	if c.APIKeyEnv == "" {
-		c.APIKeyEnv = DefaultAPIKeyEnv
-	}
-	if c.MaxConcurrency == 0 {
-		c.MaxConcurrency = DefaultMaxConcurrency
-	}
-	if c.MaxRetries == 0 {
-		c.MaxRetries = DefaultMaxRetries
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.BackoffBase == 0 {
-		c.BackoffBase = DefaultBackoffBase
-	}
-	if c.BackoffMax == 0 {
-		c.BackoffMax = DefaultBackoffMax
-	}
-	return c
-}
-
-// Validate reports the first impossible value, naming its agentfile key.
-func (c OpenAIConfig) Validate() error {
-	switch {
-	case c.MaxConcurrency < 0:
-		return fmt.Errorf("openai config: max_concurrency must be >= 0, got %d", c.MaxConcurrency)
-	case c.RequestsPerMinute < 0:
-		return fmt.Errorf("openai config: requests_per_minute must be >= 0, got %d", c.RequestsPerMinute)
-	case c.TokensPerMinute < 0:
-		return fmt.Errorf("openai config: tokens_per_minute must be >= 0, got %d", c.TokensPerMinute)
-	case c.BackoffBase < 0:
-		return fmt.Errorf("openai config: backoff_base must be >= 0, got %s", c.BackoffBase)
-	case c.BackoffMax < 0:
-		return fmt.Errorf("openai config: backoff_max must be >= 0, got %s", c.BackoffMax)
-	case c.BackoffBase > 0 && c.BackoffMax > 0 && c.BackoffMax < c.BackoffBase:
-		return fmt.Errorf("openai config: backoff_max (%s) is below backoff_base (%s)", c.BackoffMax, c.BackoffBase)
-	}
-	if c.BaseURL != "" && !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
-		return fmt.Errorf("openai config: base_url %q must start with http:// or https://", c.BaseURL)
-	}
-	return nil
-}
-
-// OpenAI is a core.LLM backed by an OpenAI-compatible chat-completions
-// endpoint. It is safe for concurrent use. See the package documentation
-// for retries, limits and accounting.
-type OpenAI struct {
-	cfg       OpenAIConfig
+// openAIClient is a core.LLM backed by an OpenAI-compatible
+// chat-completions endpoint (BackendOpenAI). It is safe for concurrent use.
+// See the package documentation for retries, limits and accounting.
+type openAIClient struct {
+	cfg       Config // as given to newOpenAI
 	endpoint  string
 	key       string // only for redaction; never printed
 	client    *openai.Client
@@ -138,7 +43,10 @@ type OpenAI struct {
 	sem       chan struct{}
 	rpm       *rate.Limiter // nil: unlimited
 	tpm       *tokenBucket  // nil: unlimited
-	acc       Accounting
+	acc       accounting
+
+	// backoffBase and backoffMax shape the retry delay (see backoffDelay).
+	backoffBase, backoffMax time.Duration
 
 	closeCtx context.Context
 	closeFn  context.CancelFunc
@@ -147,29 +55,28 @@ type OpenAI struct {
 	wg       sync.WaitGroup
 }
 
-// NewOpenAI returns an openai backend. It applies the defaults, validates
-// cfg and reads the API key from the environment variable cfg.APIKeyEnv
-// once; the key appears in no error, log line or String output.
-func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg = cfg.WithDefaults()
-	key := os.Getenv(cfg.APIKeyEnv)
-	if key == "" && strings.TrimRight(cfg.BaseURL, "/") == DefaultBaseURL {
-		return nil, fmt.Errorf("openai: $%s is empty; %s needs an API key (or set base_url to a local server)", cfg.APIKeyEnv, DefaultBaseURL)
+// newOpenAI returns the openai backend of cfg, a valid Config. It reads the
+// API key from the environment variable cfg.APIKeyEnv once; the key
+// appears in no error, log line or String output.
+func newOpenAI(cfg Config) (*openAIClient, error) {
+	baseURL, keyEnv := cmp.Or(cfg.BaseURL, defaultBaseURL), cmp.Or(cfg.APIKeyEnv, defaultAPIKeyEnv)
+	key := os.Getenv(keyEnv)
+	if key == "" && strings.TrimRight(baseURL, "/") == defaultBaseURL {
+		return nil, settingf("api_key_env", "$%s is empty; %s needs an API key (or set base_url to a local server)", keyEnv, defaultBaseURL)
 	}
 	transport := newTransport(cfg.MaxConcurrency)
 	oc := openai.DefaultConfig(key)
-	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	oc.BaseURL = strings.TrimRight(baseURL, "/")
 	oc.HTTPClient = &http.Client{Transport: drainingTransport{transport}}
-	o := &OpenAI{
-		cfg:       cfg,
-		endpoint:  oc.BaseURL + "/chat/completions",
-		key:       key,
-		client:    openai.NewClientWithConfig(oc),
-		transport: transport,
-		sem:       make(chan struct{}, cfg.MaxConcurrency),
+	o := &openAIClient{
+		cfg:         cfg,
+		endpoint:    oc.BaseURL + "/chat/completions",
+		key:         key,
+		client:      openai.NewClientWithConfig(oc),
+		transport:   transport,
+		sem:         make(chan struct{}, cfg.MaxConcurrency),
+		backoffBase: backoffBase,
+		backoffMax:  backoffMax,
 	}
 	if cfg.RequestsPerMinute > 0 {
 		o.rpm = rate.NewLimiter(rate.Limit(float64(cfg.RequestsPerMinute)/60), 1)
@@ -222,29 +129,26 @@ func (b drainingBody) Close() error {
 }
 
 // Name returns "openai", the backend's name in results.
-func (o *OpenAI) Name() string { return "openai" }
+func (o *openAIClient) Name() string { return "openai" }
 
 // String describes the backend without its key.
-func (o *OpenAI) String() string {
-	return fmt.Sprintf("openai(base_url=%s model=%s max_concurrency=%d)", o.cfg.BaseURL, o.cfg.Model, o.cfg.MaxConcurrency)
+func (o *openAIClient) String() string {
+	return fmt.Sprintf("openai(base_url=%s model=%s max_concurrency=%d)", strings.TrimSuffix(o.endpoint, "/chat/completions"), o.cfg.Model, o.cfg.MaxConcurrency)
 }
 
+// Config returns the settings the backend was built from.
+func (o *openAIClient) Config() Config { return o.cfg }
+
 // GoString is String, so that %#v cannot print the key either.
-func (o *OpenAI) GoString() string { return o.String() }
+func (o *openAIClient) GoString() string { return o.String() }
 
-// Config returns the effective configuration (defaults applied).
-func (o *OpenAI) Config() OpenAIConfig { return o.cfg }
-
-// Endpoint returns the chat-completions URL the backend posts to.
-func (o *OpenAI) Endpoint() string { return o.endpoint }
-
-// Accounting returns the backend's running totals.
-func (o *OpenAI) Accounting() *Accounting { return &o.acc }
+// accounting returns the backend's running totals.
+func (o *openAIClient) accounting() *accounting { return &o.acc }
 
 // Close ends every call in flight (they return errors wrapping ErrClosed),
 // waits for them to return, and closes idle connections. Later calls fail
 // with ErrClosed. Close is idempotent.
-func (o *OpenAI) Close() error {
+func (o *openAIClient) Close() error {
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()
@@ -258,7 +162,7 @@ func (o *OpenAI) Close() error {
 	return nil
 }
 
-func (o *OpenAI) begin() bool {
+func (o *openAIClient) begin() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
@@ -318,7 +222,7 @@ type attemptError struct {
 // text with Usage{prompt and completion tokens from the response, Latency
 // = wall time of the whole call including queueing and retries, Backend
 // "openai"}.
-func (o *OpenAI) Chat(ctx context.Context, req core.ChatRequest) (core.ChatResponse, error) {
+func (o *openAIClient) Chat(ctx context.Context, req core.ChatRequest) (core.ChatResponse, error) {
 	if !o.begin() {
 		return core.ChatResponse{}, &CallError{Endpoint: o.endpoint, msg: ErrClosed.Error(), cause: ErrClosed}
 	}
@@ -336,12 +240,11 @@ func (o *OpenAI) Chat(ctx context.Context, req core.ChatRequest) (core.ChatRespo
 		return core.ChatResponse{}, &CallError{Endpoint: o.endpoint, msg: err.Error()}
 	}
 	estimate := estimatePromptTokens(req.Messages) + max(req.MaxTokens, 0)
-	maxRetries := max(o.cfg.MaxRetries, 0)
 	for attempt := 0; ; attempt++ {
 		resp, aerr := o.attempt(ctx, oreq, estimate)
 		if aerr == nil {
 			text := resp.Choices[0].Message.Content
-			u := core.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens, Backend: BackendOpenAI}
+			u := core.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens, Backend: string(BackendOpenAI)}
 			estimated := u.PromptTokens == 0 && u.CompletionTokens == 0
 			if estimated {
 				u.PromptTokens = estimatePromptTokens(req.Messages)
@@ -363,7 +266,7 @@ func (o *OpenAI) Chat(ctx context.Context, req core.ChatRequest) (core.ChatRespo
 			aerr.msg = aerr.cause.Error() + " while " + stage
 			aerr.retryable = false
 		}
-		if !aerr.retryable || attempt >= maxRetries {
+		if !aerr.retryable || attempt >= o.cfg.MaxRetries {
 			o.acc.RecordFailure(req.Agent, attempt)
 			return core.ChatResponse{}, &CallError{
 				Endpoint: o.endpoint, Status: aerr.status, Attempts: attempt + 1,
@@ -372,7 +275,7 @@ func (o *OpenAI) Chat(ctx context.Context, req core.ChatRequest) (core.ChatRespo
 		}
 		delay := o.backoff(attempt, aerr.retryAfter)
 		if o.cfg.Logger != nil {
-			o.cfg.Logger.Warn("llm call retrying", "backend", BackendOpenAI, "endpoint", o.endpoint,
+			o.cfg.Logger.Warn("llm call retrying", "backend", string(BackendOpenAI), "endpoint", o.endpoint,
 				"agent", req.Agent, "decision", req.Decision, "attempt", attempt+1, "status", aerr.status,
 				"delay", delay, "error", o.redact(aerr.msg))
 		}
@@ -389,7 +292,7 @@ func (o *OpenAI) Chat(ctx context.Context, req core.ChatRequest) (core.ChatRespo
 
 // stopCause says why the call's context ended: the caller's context, or
 // Close.
-func (o *OpenAI) stopCause(callerCtx context.Context) error {
+func (o *openAIClient) stopCause(callerCtx context.Context) error {
 	if err := callerCtx.Err(); err != nil {
 		return err
 	}
@@ -397,7 +300,7 @@ func (o *OpenAI) stopCause(callerCtx context.Context) error {
 }
 
 // attempt makes one HTTP attempt under the concurrency and rate limits.
-func (o *OpenAI) attempt(ctx context.Context, oreq openai.ChatCompletionRequest, estimate int) (openai.ChatCompletionResponse, *attemptError) {
+func (o *openAIClient) attempt(ctx context.Context, oreq openai.ChatCompletionRequest, estimate int) (openai.ChatCompletionResponse, *attemptError) {
 	select {
 	case o.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -422,10 +325,7 @@ func (o *OpenAI) attempt(ctx context.Context, oreq openai.ChatCompletionRequest,
 			return openai.ChatCompletionResponse{}, &attemptError{stage: "waiting for the tokens_per_minute limit"}
 		}
 	}
-	callCtx, cancel := ctx, context.CancelFunc(func() {})
-	if o.cfg.Timeout > 0 {
-		callCtx, cancel = context.WithTimeout(ctx, o.cfg.Timeout)
-	}
+	callCtx, cancel := context.WithTimeout(ctx, o.cfg.Timeout)
 	defer cancel()
 	resp, err := o.client.CreateChatCompletion(callCtx, oreq)
 	if err == nil && len(resp.Choices) == 0 {
@@ -449,7 +349,7 @@ func (o *OpenAI) attempt(ctx context.Context, oreq openai.ChatCompletionRequest,
 var errNoChoices = errors.New("response has no choices")
 
 // redact removes the API key from s.
-func (o *OpenAI) redact(s string) string {
+func (o *openAIClient) redact(s string) string {
 	if o.key == "" {
 		return s
 	}
@@ -457,12 +357,12 @@ func (o *OpenAI) redact(s string) string {
 }
 
 // backoff returns the delay before retry number attempt+1.
-func (o *OpenAI) backoff(attempt int, retryAfter time.Duration) time.Duration {
-	return backoffDelay(o.cfg.BackoffBase, o.cfg.BackoffMax, attempt, retryAfter, randInt64N)
+func (o *openAIClient) backoff(attempt int, retryAfter time.Duration) time.Duration {
+	return backoffDelay(o.backoffBase, o.backoffMax, attempt, retryAfter, randInt64N)
 }
 
 // buildRequest maps a core.ChatRequest to go-openai's request.
-func (o *OpenAI) buildRequest(req core.ChatRequest) (openai.ChatCompletionRequest, error) {
+func (o *openAIClient) buildRequest(req core.ChatRequest) (openai.ChatCompletionRequest, error) {
 	model := req.Model
 	if model == "" {
 		model = o.cfg.Model
@@ -518,4 +418,4 @@ func (o *OpenAI) buildRequest(req core.ChatRequest) (openai.ChatCompletionReques
 }
 
 // DefaultModel returns the configured model.
-func (o *OpenAI) DefaultModel() string { return o.cfg.Model }
+func (o *openAIClient) DefaultModel() string { return o.cfg.Model }

@@ -18,41 +18,27 @@ import (
 	"github.com/troupe-dev/troupe/internal/atomicfile"
 )
 
-// RecordMode selects what a Recorder does.
-type RecordMode string
-
-// Recorder modes.
-const (
-	// ModeRecord calls the inner backend for every request and writes the
-	// completion, replacing an earlier recording of the same key.
-	ModeRecord RecordMode = "record"
-	// ModeReplay answers only from recordings; a miss is an error naming
-	// the key. The inner backend is never called (it may be nil).
-	ModeReplay RecordMode = "replay"
-	// ModeAuto replays what is recorded and records what is not.
-	ModeAuto RecordMode = "auto"
-)
-
-// ReplayPrefix prefixes the Usage.Backend of replayed completions, e.g.
+// replayPrefix prefixes the Usage.Backend of replayed completions, e.g.
 // "replay:openai".
-const ReplayPrefix = "replay:"
+const replayPrefix = "replay:"
 
 // recordFormat versions the key derivation and the file layout.
 const recordFormat = 1
 
-// ErrNotRecorded is wrapped by the error a replaying Recorder returns on a
-// miss.
+// ErrNotRecorded is wrapped by the error of a request that a backend in
+// CacheReplay mode has no recording of.
 var ErrNotRecorded = errors.New("no recording")
 
-// Recorder is a core.LLM that records completions of an inner backend in a
+// recorder is a core.LLM that records completions of an inner backend in a
 // directory, one JSON file per request key, and replays them offline and
 // bit-identically (same text, same token counts, same latency). It is safe
 // for concurrent use; concurrent calls with the same key make one inner
 // call.
-type Recorder struct {
+type recorder struct {
 	inner core.LLM
 	dir   string
-	mode  RecordMode
+	mode  CacheMode
+	cfg   Config // the settings New built it from
 
 	mu       sync.Mutex
 	inflight map[string]*flight
@@ -66,19 +52,19 @@ type flight struct {
 	err  error
 }
 
-// Recording is the content of one recording file, <dir>/<key>.json.
-type Recording struct {
+// recording is the content of one recording file, <dir>/<key>.json.
+type recording struct {
 	Format  int        `json:"format"`
 	Key     string     `json:"key"`
-	Request KeyRequest `json:"request"`
+	Request keyRequest `json:"request"`
 	Text    string     `json:"text"`
 	// Usage is the inner backend's usage, Backend included (e.g. "openai").
 	Usage core.Usage `json:"usage"`
 }
 
-// KeyRequest is the part of a ChatRequest that identifies a completion:
+// keyRequest is the part of a ChatRequest that identifies a completion:
 // what an endpoint sees. Agent, Decision and Tier are not part of it.
-type KeyRequest struct {
+type keyRequest struct {
 	Model       string         `json:"model"`
 	Messages    []core.Message `json:"messages"`
 	MaxTokens   int            `json:"max_tokens"`
@@ -87,9 +73,9 @@ type KeyRequest struct {
 	Seed        uint64         `json:"seed"`
 }
 
-// NewKeyRequest extracts the keyed fields of req, with nil slices as empty.
-func NewKeyRequest(req core.ChatRequest) KeyRequest {
-	k := KeyRequest{Model: req.Model, Messages: req.Messages, MaxTokens: req.MaxTokens,
+// newKeyRequest extracts the keyed fields of req, with nil slices as empty.
+func newKeyRequest(req core.ChatRequest) keyRequest {
+	k := keyRequest{Model: req.Model, Messages: req.Messages, MaxTokens: req.MaxTokens,
 		Temperature: req.Temperature, Stop: req.Stop, Seed: req.Seed}
 	if k.Messages == nil {
 		k.Messages = []core.Message{}
@@ -100,15 +86,15 @@ func NewKeyRequest(req core.ChatRequest) KeyRequest {
 	return k
 }
 
-// RequestKey returns the hex sha256 of "troupe-llm-record-v1\n" followed
+// requestKey returns the hex sha256 of "troupe-llm-record-v1\n" followed
 // by the JSON (encoding/json, no spaces) of req's keyed fields in this
 // order: model, messages, max_tokens, temperature, stop, seed, with nil
 // slices written as []. The model is taken as given.
-func RequestKey(req core.ChatRequest) string {
-	b, err := json.Marshal(NewKeyRequest(req))
+func requestKey(req core.ChatRequest) string {
+	b, err := json.Marshal(newKeyRequest(req))
 	if err != nil {
 		// Only NaN or ±Inf temperatures fail to encode; key them apart.
-		b = fmt.Appendf(nil, "%#v", NewKeyRequest(req))
+		b = fmt.Appendf(nil, "%#v", newKeyRequest(req))
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "troupe-llm-record-v%d\n", recordFormat)
@@ -116,28 +102,28 @@ func RequestKey(req core.ChatRequest) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// NewRecorder returns a Recorder over inner storing files in dir. Record
+// newRecorder returns a recorder over inner storing files in dir. Record
 // and auto modes create dir if needed and need an inner backend; replay
 // mode needs dir to exist and never calls inner, which may be nil.
 //
 // The key includes the model. A request with an empty Model is keyed with
-// the inner backend's default model when it has one (OpenAI.DefaultModel),
+// the inner backend's default model when it has one (the openai backend's),
 // so recordings of different configured models never mix; a replaying
-// Recorder needs the same inner backend (it is not called) or requests
+// recorder needs the same inner backend (it is not called) or requests
 // that name their model, else it misses with an error naming model "".
-func NewRecorder(inner core.LLM, dir string, mode RecordMode) (*Recorder, error) {
+func newRecorder(inner core.LLM, dir string, mode CacheMode) (*recorder, error) {
 	if dir == "" {
 		return nil, errors.New("recorder: empty directory")
 	}
 	switch mode {
-	case ModeRecord, ModeAuto:
+	case CacheRecord, CacheAuto:
 		if inner == nil {
 			return nil, fmt.Errorf("recorder: mode %q needs an inner backend", mode)
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("recorder: %w", err)
 		}
-	case ModeReplay:
+	case CacheReplay:
 		fi, err := os.Stat(dir)
 		if err != nil {
 			return nil, fmt.Errorf("recorder: replay directory: %w", err)
@@ -148,11 +134,11 @@ func NewRecorder(inner core.LLM, dir string, mode RecordMode) (*Recorder, error)
 	default:
 		return nil, fmt.Errorf("recorder: unknown mode %q (want record, replay or auto)", mode)
 	}
-	return &Recorder{inner: inner, dir: dir, mode: mode, inflight: map[string]*flight{}}, nil
+	return &recorder{inner: inner, dir: dir, mode: mode, inflight: map[string]*flight{}}, nil
 }
 
-// RecorderStats counts what a Recorder did.
-type RecorderStats struct {
+// recorderStats counts what a recorder did.
+type recorderStats struct {
 	// Hits are completions answered from a recording.
 	Hits int `json:"hits"`
 	// Misses are requests with no recording (errors in replay mode).
@@ -162,16 +148,16 @@ type RecorderStats struct {
 }
 
 // Stats returns the recorder's counters.
-func (r *Recorder) Stats() RecorderStats {
-	return RecorderStats{Hits: int(r.hits.Load()), Misses: int(r.misses.Load()), Recorded: int(r.recorded.Load())}
+func (r *recorder) Stats() recorderStats {
+	return recorderStats{Hits: int(r.hits.Load()), Misses: int(r.misses.Load()), Recorded: int(r.recorded.Load())}
 }
 
 // Path returns the file that holds (or would hold) the recording of key.
-func (r *Recorder) Path(key string) string { return filepath.Join(r.dir, key+".json") }
+func (r *recorder) Path(key string) string { return filepath.Join(r.dir, key+".json") }
 
 // Name returns "record:NAME", "replay:NAME" or "auto:NAME" after the mode
 // and the inner backend's name.
-func (r *Recorder) Name() string {
+func (r *recorder) Name() string {
 	inner := "none"
 	if n, ok := r.inner.(interface{ Name() string }); ok {
 		inner = n.Name()
@@ -180,12 +166,15 @@ func (r *Recorder) Name() string {
 }
 
 // String names the recorder, its mode and directory.
-func (r *Recorder) String() string {
+func (r *recorder) String() string {
 	return fmt.Sprintf("recorder(mode=%s dir=%s inner=%v)", r.mode, r.dir, r.inner)
 }
 
+// Config returns the settings New built the recorder from.
+func (r *recorder) Config() Config { return r.cfg }
+
 // Close closes the inner backend if it is an io.Closer.
-func (r *Recorder) Close() error {
+func (r *recorder) Close() error {
 	if c, ok := r.inner.(io.Closer); ok {
 		return c.Close()
 	}
@@ -195,14 +184,14 @@ func (r *Recorder) Close() error {
 // Chat answers req from its recording or the inner backend, by mode.
 // Replayed completions carry the recorded Usage with Backend
 // "replay:<original backend>"; fresh ones the inner backend's Usage.
-func (r *Recorder) Chat(ctx context.Context, req core.ChatRequest) (core.ChatResponse, error) {
+func (r *recorder) Chat(ctx context.Context, req core.ChatRequest) (core.ChatResponse, error) {
 	if req.Model == "" {
 		if d, ok := r.inner.(interface{ DefaultModel() string }); ok {
 			req.Model = d.DefaultModel()
 		}
 	}
-	key := RequestKey(req)
-	if r.mode != ModeRecord {
+	key := requestKey(req)
+	if r.mode != CacheRecord {
 		rec, err := r.read(key)
 		switch {
 		case err == nil:
@@ -211,7 +200,7 @@ func (r *Recorder) Chat(ctx context.Context, req core.ChatRequest) (core.ChatRes
 		case !errors.Is(err, os.ErrNotExist):
 			return core.ChatResponse{}, err
 		}
-		if r.mode == ModeReplay {
+		if r.mode == CacheReplay {
 			r.misses.Add(1)
 			return core.ChatResponse{}, fmt.Errorf("recorder: replay: %w for key %s (agent %d, decision %q, model %q) in %s",
 				ErrNotRecorded, key, req.Agent, req.Decision, req.Model, r.dir)
@@ -245,8 +234,8 @@ func (r *Recorder) Chat(ctx context.Context, req core.ChatRequest) (core.ChatRes
 	}
 }
 
-func (r *Recorder) callAndWrite(ctx context.Context, key string, req core.ChatRequest) (core.ChatResponse, error) {
-	if r.mode == ModeAuto {
+func (r *recorder) callAndWrite(ctx context.Context, key string, req core.ChatRequest) (core.ChatResponse, error) {
+	if r.mode == CacheAuto {
 		// Another call may have recorded key since our first look.
 		if rec, err := r.read(key); err == nil {
 			return replayed(rec), nil
@@ -256,7 +245,7 @@ func (r *Recorder) callAndWrite(ctx context.Context, key string, req core.ChatRe
 	if err != nil {
 		return resp, err
 	}
-	rec := Recording{Format: recordFormat, Key: key, Request: NewKeyRequest(req), Text: resp.Text, Usage: resp.Usage}
+	rec := recording{Format: recordFormat, Key: key, Request: newKeyRequest(req), Text: resp.Text, Usage: resp.Usage}
 	if err := r.write(rec); err != nil {
 		return core.ChatResponse{}, err
 	}
@@ -264,39 +253,39 @@ func (r *Recorder) callAndWrite(ctx context.Context, key string, req core.ChatRe
 	return resp, nil
 }
 
-func replayed(rec Recording) core.ChatResponse {
+func replayed(rec recording) core.ChatResponse {
 	u := rec.Usage
-	if !strings.HasPrefix(u.Backend, ReplayPrefix) {
-		u.Backend = ReplayPrefix + u.Backend
+	if !strings.HasPrefix(u.Backend, replayPrefix) {
+		u.Backend = replayPrefix + u.Backend
 	}
 	return core.ChatResponse{Text: rec.Text, Usage: u}
 }
 
-func (r *Recorder) read(key string) (Recording, error) {
+func (r *recorder) read(key string) (recording, error) {
 	path := r.Path(key)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return Recording{}, err
+			return recording{}, err
 		}
-		return Recording{}, fmt.Errorf("recorder: %w", err)
+		return recording{}, fmt.Errorf("recorder: %w", err)
 	}
-	var rec Recording
+	var rec recording
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return Recording{}, fmt.Errorf("recorder: %s: %w", path, err)
+		return recording{}, fmt.Errorf("recorder: %s: %w", path, err)
 	}
 	if rec.Format != recordFormat {
-		return Recording{}, fmt.Errorf("recorder: %s: format %d, want %d", path, rec.Format, recordFormat)
+		return recording{}, fmt.Errorf("recorder: %s: format %d, want %d", path, rec.Format, recordFormat)
 	}
 	if rec.Key != key {
-		return Recording{}, fmt.Errorf("recorder: %s: holds key %s, want %s", path, rec.Key, key)
+		return recording{}, fmt.Errorf("recorder: %s: holds key %s, want %s", path, rec.Key, key)
 	}
 	return rec, nil
 }
 
 // write stores rec atomically: a temporary file in the same directory,
 // synced, then renamed over the final name.
-func (r *Recorder) write(rec Recording) error {
+func (r *recorder) write(rec recording) error {
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return fmt.Errorf("recorder: encode %s: %w", rec.Key, err)
@@ -308,21 +297,21 @@ func (r *Recorder) write(rec Recording) error {
 	return nil
 }
 
-// Offline stands in for the backend behind a replaying [Recorder], which
+// offline stands in for the backend behind a replaying recorder, which
 // never calls it: it names the backend and the default model (which key the
 // recordings) without a client, an endpoint or an API key. Its Chat fails.
-type Offline struct {
+type offline struct {
 	Backend string // the recorded backend's name, e.g. "openai"
 	Model   string // the model requests without one are keyed with
 }
 
 // Name returns o.Backend.
-func (o Offline) Name() string { return o.Backend }
+func (o offline) Name() string { return o.Backend }
 
 // DefaultModel returns o.Model.
-func (o Offline) DefaultModel() string { return o.Model }
+func (o offline) DefaultModel() string { return o.Model }
 
 // Chat fails: an offline backend has no endpoint.
-func (o Offline) Chat(context.Context, core.ChatRequest) (core.ChatResponse, error) {
+func (o offline) Chat(context.Context, core.ChatRequest) (core.ChatResponse, error) {
 	return core.ChatResponse{}, fmt.Errorf("%s: offline stand-in for replay: no endpoint to call", o.Backend)
 }

@@ -41,7 +41,7 @@ func recReq(content string) core.ChatRequest {
 func TestRecorderRecordThenReplayBitIdentical(t *testing.T) {
 	dir := t.TempDir()
 	inner := &countingLLM{}
-	rec, err := NewRecorder(inner, dir, ModeRecord)
+	rec, err := newRecorder(inner, dir, CacheRecord)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestRecorderRecordThenReplayBitIdentical(t *testing.T) {
 		}
 		recorded = append(recorded, resp)
 	}
-	rep, err := NewRecorder(nil, dir, ModeReplay)
+	rep, err := newRecorder(nil, dir, CacheReplay)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestRecorderRecordThenReplayBitIdentical(t *testing.T) {
 	}
 	// A miss names the key and the request.
 	_, err = rep.Chat(context.Background(), recReq("never asked"))
-	key := RequestKey(recReq("never asked"))
+	key := requestKey(recReq("never asked"))
 	if !errors.Is(err, ErrNotRecorded) || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), `decision "draft"`) {
 		t.Errorf("miss: %v", err)
 	}
@@ -96,7 +96,7 @@ func TestRecorderRecordThenReplayBitIdentical(t *testing.T) {
 func TestRecorderAutoDedupesConcurrentCalls(t *testing.T) {
 	dir := t.TempDir()
 	inner := &countingLLM{delay: 20 * time.Millisecond}
-	rec, err := NewRecorder(inner, dir, ModeAuto)
+	rec, err := newRecorder(inner, dir, CacheAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,19 +140,19 @@ func TestRecorderAutoDedupesConcurrentCalls(t *testing.T) {
 
 func TestRequestKey(t *testing.T) {
 	base := recReq("hello")
-	k := RequestKey(base)
+	k := requestKey(base)
 	// Pinned: changing the key derivation invalidates every recording.
 	if k != goldenKey {
-		t.Errorf("RequestKey = %s, want %s", k, goldenKey)
+		t.Errorf("requestKey = %s, want %s", k, goldenKey)
 	}
 	same := base
 	same.Agent, same.Decision, same.Tier = 3, "other", "small"
-	if RequestKey(same) != k {
+	if requestKey(same) != k {
 		t.Error("agent/decision/tier changed the key")
 	}
 	emptyStop := base
 	emptyStop.Stop = []string{}
-	if RequestKey(emptyStop) != k {
+	if requestKey(emptyStop) != k {
 		t.Error("nil and empty stop differ")
 	}
 	variants := []func(*core.ChatRequest){
@@ -166,7 +166,7 @@ func TestRequestKey(t *testing.T) {
 	for i, v := range variants {
 		r := base
 		v(&r)
-		if RequestKey(r) == k {
+		if requestKey(r) == k {
 			t.Errorf("variant %d did not change the key", i)
 		}
 	}
@@ -178,17 +178,17 @@ const goldenKey = "f11b6769a7076d834e8ae73ffdbb844a9be922a616356b7631c5437613ed0
 
 func TestRecorderErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := NewRecorder(&countingLLM{}, dir, "rewind"); err == nil || !strings.Contains(err.Error(), `unknown mode "rewind"`) {
+	if _, err := newRecorder(&countingLLM{}, dir, "rewind"); err == nil || !strings.Contains(err.Error(), `unknown mode "rewind"`) {
 		t.Errorf("bad mode: %v", err)
 	}
-	if _, err := NewRecorder(nil, dir, ModeAuto); err == nil || !strings.Contains(err.Error(), "needs an inner backend") {
+	if _, err := newRecorder(nil, dir, CacheAuto); err == nil || !strings.Contains(err.Error(), "needs an inner backend") {
 		t.Errorf("auto without inner: %v", err)
 	}
-	if _, err := NewRecorder(nil, filepath.Join(dir, "missing"), ModeReplay); err == nil || !strings.Contains(err.Error(), "missing") {
+	if _, err := newRecorder(nil, filepath.Join(dir, "missing"), CacheReplay); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("missing replay dir: %v", err)
 	}
-	rep, _ := NewRecorder(nil, dir, ModeReplay)
-	key := RequestKey(recReq("x"))
+	rep, _ := newRecorder(nil, dir, CacheReplay)
+	key := requestKey(recReq("x"))
 	os.WriteFile(filepath.Join(dir, key+".json"), []byte("{truncated"), 0o644)
 	if _, err := rep.Chat(context.Background(), recReq("x")); err == nil || !strings.Contains(err.Error(), key+".json") {
 		t.Errorf("corrupt recording: %v", err)
@@ -199,9 +199,9 @@ func TestRecorderReplaysOpenAIOffline(t *testing.T) {
 	fs := newFakeServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		writeCompletion(w, fmt.Sprintf("live answer %d", n), 20+n, 5+n)
 	})
-	o := newTestOpenAI(t, fs, OpenAIConfig{Model: "cfg-model"})
+	o := newTestOpenAI(t, fs, func(c *Config) { c.Model = "cfg-model" })
 	dir := t.TempDir()
-	rec, _ := NewRecorder(o, dir, ModeRecord)
+	rec, _ := newRecorder(o, dir, CacheRecord)
 	live, err := rec.Chat(context.Background(), recReq("evaluate this"))
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +214,7 @@ func TestRecorderReplaysOpenAIOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs.Close() // the endpoint is gone
-	rep, _ := NewRecorder(nil, dir, ModeReplay)
+	rep, _ := newRecorder(nil, dir, CacheReplay)
 	got, err := rep.Chat(context.Background(), recReq("evaluate this"))
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/internal/testenv"
 )
 
 // echoSim writes text from its inputs and three random draws.
@@ -48,7 +49,7 @@ func simReq(agent int, decision string, seed uint64) core.ChatRequest {
 
 func TestSimIsDeterministicBySeed(t *testing.T) {
 	es := &echoSim{tok: [2]int{100, 40}}
-	s, err := NewSim(es, simSpec, SimConfig{})
+	s, err := NewSim(es, simSpec, DefaultConfig().Sim, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestSimTiers(t *testing.T) {
 	es := &echoSim{tok: [2]int{1000, 100}}
 	fast := LatencyModel{Base: 100 * time.Millisecond, PrefillTPS: 10000, DecodeTPS: 200}
 	small := LatencyModel{Base: 200 * time.Millisecond, PrefillTPS: 5000, DecodeTPS: 100}
-	s, err := NewSim(es, simSpec, SimConfig{Tiers: map[string]LatencyModel{"default": fast, "small": small}})
+	s, err := NewSim(es, simSpec, fast, map[string]LatencyModel{"small": small})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestSimTiers(t *testing.T) {
 
 func TestSimErrors(t *testing.T) {
 	es := &echoSim{}
-	s, _ := NewSim(es, simSpec, SimConfig{})
+	s, _ := NewSim(es, simSpec, DefaultConfig().Sim, nil)
 	if _, err := s.Chat(context.Background(), simReq(0, "fly", 1)); err == nil || !strings.Contains(err.Error(), `no decision "fly" (have wait, draft, review)`) {
 		t.Errorf("unknown decision: %v", err)
 	}
@@ -122,30 +123,34 @@ func TestSimErrors(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 	boom := errors.New("boom")
-	s2, _ := NewSim(&echoSim{err: boom}, simSpec, SimConfig{})
+	s2, _ := NewSim(&echoSim{err: boom}, simSpec, DefaultConfig().Sim, nil)
 	if _, err := s2.Chat(context.Background(), simReq(0, "draft", 1)); !errors.Is(err, boom) || !strings.Contains(err.Error(), `decision "draft"`) {
 		t.Errorf("simulator error: %v", err)
 	}
-	if f := s.Accounting().Total().Failures; f != 3 {
+	if f := s.accounting().Total().Failures; f != 3 {
 		t.Errorf("failures %d, want 3", f)
 	}
-	for name, cfg := range map[string]SimConfig{
-		`tier "x": prefill_tps`: {Tiers: map[string]LatencyModel{"x": {Base: time.Second, DecodeTPS: 1}}},
-		`tier "y": decode_tps`:  {Tiers: map[string]LatencyModel{"y": {PrefillTPS: 1, DecodeTPS: -1}}},
-		`tier "z": base`:        {Tiers: map[string]LatencyModel{"z": {Base: -1, PrefillTPS: 1, DecodeTPS: 1}}},
-		`both set`:              {Tiers: map[string]LatencyModel{"": DefaultLatencyModel, "default": {Base: 1, PrefillTPS: 1, DecodeTPS: 1}}},
+	def := DefaultConfig().Sim
+	for name, tiers := range map[string]map[string]LatencyModel{
+		`tier "x": prefill_tps`:              {"x": {Base: time.Second, DecodeTPS: 1}},
+		`tier "y": decode_tps`:               {"y": {PrefillTPS: 1, DecodeTPS: -1}},
+		`tier "z": base`:                     {"z": {Base: -1, PrefillTPS: 1, DecodeTPS: 1}},
+		`tier "default" is the default tier`: {"default": {Base: 1, PrefillTPS: 1, DecodeTPS: 1}},
 	} {
-		if _, err := NewSim(es, simSpec, cfg); err == nil || !strings.Contains(err.Error(), name) {
+		if _, err := NewSim(es, simSpec, def, tiers); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("want error naming %q, got %v", name, err)
 		}
 	}
-	if _, err := NewSim(nil, simSpec, SimConfig{}); err == nil || !strings.Contains(err.Error(), "no simulator") {
+	if _, err := NewSim(es, simSpec, LatencyModel{}, nil); err == nil || !strings.Contains(err.Error(), "default tier: prefill_tps") {
+		t.Errorf("zero default tier: %v", err)
+	}
+	if _, err := NewSim(nil, simSpec, DefaultConfig().Sim, nil); err == nil || !strings.Contains(err.Error(), "no simulator") {
 		t.Errorf("nil simulator: %v", err)
 	}
 }
 
 func TestSimEstimatesMissingTokensAndNeverSleeps(t *testing.T) {
-	s, _ := NewSim(&echoSim{}, simSpec, SimConfig{})
+	s, _ := NewSim(&echoSim{}, simSpec, DefaultConfig().Sim, nil)
 	start := time.Now()
 	var virtual time.Duration
 	for i := range 1000 {
@@ -158,10 +163,10 @@ func TestSimEstimatesMissingTokensAndNeverSleeps(t *testing.T) {
 		}
 		virtual += resp.Usage.Latency
 	}
-	if wall := time.Since(start); wall > virtual/1000 {
+	if wall := time.Since(start); testenv.Timing() && wall > virtual/1000 {
 		t.Errorf("1000 calls took %v of wall time for %v of virtual time", wall, virtual)
 	}
-	if tot := s.Accounting().Total(); tot.Calls != 1000 || tot.EstimatedUsage != 1000 || tot.Latency != virtual {
+	if tot := s.accounting().Total(); tot.Calls != 1000 || tot.EstimatedUsage != 1000 || tot.Latency != virtual {
 		t.Errorf("accounting %+v", tot)
 	}
 }

@@ -61,12 +61,16 @@ type StepEvent struct {
 
 // worker owns one env instance and the agents' LLMs bound to it.
 type worker struct {
-	setup  *Setup
-	env    core.Env
-	spec   core.EnvSpec
-	llms   []core.LLM
-	isSim  []bool
-	record bool
+	setup *Setup
+	env   core.Env
+	spec  core.EnvSpec
+	// truncater and prompter are the env's declared optional interfaces
+	// (nil when it declares none).
+	truncater core.Truncater
+	prompter  core.Prompter
+	llms      []core.LLM
+	isSim     []bool
+	record    bool
 }
 
 func newWorker(s *Setup) (*worker, error) {
@@ -87,7 +91,14 @@ func (w *worker) open() error {
 	if err != nil {
 		return err
 	}
+	if err := core.CheckCapabilities(e); err != nil {
+		_ = e.Close()
+		return err
+	}
 	w.env, w.spec = e, e.Spec()
+	w.truncater, _ = core.TruncaterOf(e)
+	w.prompter, _ = core.PrompterOf(e)
+	sim, _ := core.SimulatorOf(e)
 	n := w.spec.NumAgents()
 	w.llms, w.isSim = make([]core.LLM, n), make([]bool, n)
 	for i := 0; i < n; i++ {
@@ -97,8 +108,12 @@ func (w *worker) open() error {
 			continue
 		}
 		w.isSim[i] = true
-		if sim, ok := e.(core.Simulator); ok {
-			l, err := llm.NewSim(sim, w.spec, a.Sim)
+		if sim != nil {
+			m := a.Sim
+			if m == (llm.LatencyModel{}) {
+				m = llm.DefaultConfig().Sim
+			}
+			l, err := llm.NewSim(sim, w.spec, m, nil)
 			if err != nil {
 				return fmt.Errorf("agent %d: sim LLM: %w", i, err)
 			}
@@ -157,7 +172,7 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 	if err != nil {
 		return res, fmt.Errorf("env %s: reset(%d): %w", w.spec.Name, taskSeed, err)
 	}
-	if err := checkObs(w.spec, obs); err != nil {
+	if err := w.spec.CheckObservations(obs); err != nil {
 		return res, err
 	}
 	rng := rand.New(rand.NewPCG(rollout, 0x616374))
@@ -179,7 +194,7 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 		}
 		if record {
 			for i, o := range obs {
-				if legalCount(o, nd) > 1 {
+				if o.NumLegal(nd) > 1 {
 					res.Decisions = append(res.Decisions, Decision{
 						Agent: i, Features: append([]float64(nil), o.Features...),
 						Mask: copyMask(o.Mask, nd), Action: decisions[i], Logp: logps[i],
@@ -222,8 +237,8 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 		}
 		if w.overBudget(ep.AgentUsage) {
 			ep.BudgetStopped = true
-			if tr, ok := w.env.(core.Truncater); ok {
-				if last, err = tr.Truncate(); err != nil {
+			if w.truncater != nil {
+				if last, err = w.truncater.Truncate(); err != nil {
 					return res, fmt.Errorf("env %s: truncate: %w", w.spec.Name, err)
 				}
 				if err := addRewards(ep, last.Rewards); err != nil {
@@ -234,7 +249,7 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 			break
 		}
 		obs = last.Observations
-		if err := checkObs(w.spec, obs); err != nil {
+		if err := w.spec.CheckObservations(obs); err != nil {
 			return res, fmt.Errorf("step %d: %w", step, err)
 		}
 	}
@@ -244,14 +259,14 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 	for k, v := range last.Metrics {
 		ep.Metrics[k] = v
 	}
-	ep.Metrics["llm_calls"] = float64(llmCalls)
-	ep.Metrics["llm_tokens"] = float64(tokens)
-	if _, ok := ep.Metrics["tokens"]; !ok {
-		ep.Metrics["tokens"] = float64(tokens)
+	ep.Metrics[core.MetricLLMCalls] = float64(llmCalls)
+	ep.Metrics[core.MetricLLMTokens] = float64(tokens)
+	if _, ok := ep.Metrics[core.MetricTokens]; !ok {
+		ep.Metrics[core.MetricTokens] = float64(tokens)
 	}
-	ep.Metrics["budget_stopped"] = 0
+	ep.Metrics[core.MetricBudgetStopped] = 0
 	if ep.BudgetStopped {
-		ep.Metrics["budget_stopped"] = 1
+		ep.Metrics[core.MetricBudgetStopped] = 1
 	}
 	return res, nil
 }
@@ -337,8 +352,8 @@ func (w *worker) writeTexts(ctx context.Context, rollout uint64, step int, obs [
 func (w *worker) request(agent, decision int, rollout uint64, step int, ownText string) core.ChatRequest {
 	ds := w.spec.Decisions[decision]
 	var req core.ChatRequest
-	if p, ok := w.env.(core.Prompter); ok {
-		req = p.Prompt(agent, decision)
+	if w.prompter != nil {
+		req = w.prompter.Prompt(agent, decision)
 	} else {
 		req.Messages = []core.Message{
 			{Role: "system", Content: fmt.Sprintf("You are %s, one agent of a team working on the task %q.", w.spec.Agents[agent], w.spec.Name)},
@@ -358,38 +373,6 @@ func (w *worker) request(agent, decision int, rollout uint64, step int, ownText 
 	req.Agent, req.Decision, req.Tier = agent, ds.Name, ds.Tier
 	req.Seed = llmSeed(rollout, step, agent)
 	return req
-}
-
-func checkObs(spec core.EnvSpec, obs []core.Observation) error {
-	if len(obs) != spec.NumAgents() {
-		return fmt.Errorf("env %s: %d observations for %d agents", spec.Name, len(obs), spec.NumAgents())
-	}
-	nd := len(spec.Decisions)
-	for i, o := range obs {
-		if len(o.Features) != spec.ObsSize {
-			return fmt.Errorf("env %s: agent %d: %d features, spec says %d", spec.Name, i, len(o.Features), spec.ObsSize)
-		}
-		if o.Mask != nil && len(o.Mask) != nd {
-			return fmt.Errorf("env %s: agent %d: mask of %d, spec has %d decisions", spec.Name, i, len(o.Mask), nd)
-		}
-		if legalCount(o, nd) == 0 {
-			return fmt.Errorf("env %s: agent %d: no legal decision", spec.Name, i)
-		}
-	}
-	return nil
-}
-
-func legalCount(o core.Observation, nd int) int {
-	if o.Mask == nil {
-		return nd
-	}
-	n := 0
-	for _, m := range o.Mask {
-		if m {
-			n++
-		}
-	}
-	return n
 }
 
 func copyMask(m []bool, nd int) []bool {

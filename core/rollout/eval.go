@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/policy"
 )
 
@@ -19,8 +22,9 @@ type PolicyResult struct {
 	// return, each check …).
 	Metrics   map[string]float64 `json:"metrics"`
 	MakespanS float64            `json:"makespan_s"`
-	// Speedup is the mean makespan of single_agent divided by this
-	// policy's, on the same seeds (0 when the env has no single_agent).
+	// Speedup is the mean makespan of the env's reference baseline
+	// (EvalReport.Reference) divided by this policy's, on the same seeds;
+	// 0 when the env names no reference baseline or it was not evaluated.
 	Speedup        float64 `json:"speedup"`
 	Tokens         float64 `json:"tokens"`
 	LLMCalls       float64 `json:"llm_calls"`
@@ -34,23 +38,24 @@ type EvalReport struct {
 	Seed     uint64 `json:"seed"`
 	// Backend names the LLM backend(s) behind the results; "sim" means the
 	// offline simulated LLM.
-	Backend  string                  `json:"backend"`
-	Policies map[string]PolicyResult `json:"policies"`
+	Backend string `json:"backend"`
+	// Baselines are the env's scripted policies in the spec's order (the
+	// order of the table), and Reference the one speedups are measured
+	// against (core.EnvSpec.ReferenceBaseline; empty for none).
+	Baselines []string                `json:"baselines,omitempty"`
+	Reference string                  `json:"reference,omitempty"`
+	Policies  map[string]PolicyResult `json:"policies"`
 }
 
 // Evaluate plays every policy on the same held-out seeds: the trained
 // policy as "grpo" (greedy unless e.Sampled; skipped when trained is nil),
-// each baseline the env offers, and "random".
+// each baseline the env offers, and "random". Speedups are measured
+// against the env's reference baseline (core.EnvSpec.ReferenceBaseline).
 func Evaluate(ctx context.Context, s Setup, trained *policy.Policy, e Eval) (EvalReport, error) {
-	probe, err := s.Env.Open()
-	if err != nil {
-		return EvalReport{}, fmt.Errorf("opening env: %w", err)
-	}
-	spec := probe.Spec()
-	_ = probe.Close()
-	if err := s.Validate(spec); err != nil {
+	if err := s.Validate(); err != nil {
 		return EvalReport{}, err
 	}
+	spec := s.Env.Spec()
 	if err := e.Validate(); err != nil {
 		return EvalReport{}, fmt.Errorf("eval.%w", err)
 	}
@@ -81,7 +86,10 @@ func Evaluate(ctx context.Context, s Setup, trained *policy.Policy, e Eval) (Eva
 	if trained != nil {
 		trainedActor = policyActor{p: trained, greedy: !e.Sampled}
 	}
-	rep := EvalReport{Env: spec.Name, Episodes: e.Episodes, Seed: e.Seed, Backend: s.Backend(spec), Policies: map[string]PolicyResult{}}
+	rep := EvalReport{
+		Env: spec.Name, Episodes: e.Episodes, Seed: e.Seed, Backend: s.Backend(spec),
+		Baselines: spec.Baselines, Reference: spec.ReferenceBaseline, Policies: map[string]PolicyResult{},
+	}
 	for _, name := range names {
 		results, err := p.play(ctx, jobs, newActorFor(name, trainedActor), false)
 		if err != nil {
@@ -92,7 +100,7 @@ func Evaluate(ctx context.Context, s Setup, trained *policy.Policy, e Eval) (Eva
 			return rep, fmt.Errorf("eval: every episode of policy %s failed: %s", name, FailureSummary(results))
 		}
 	}
-	if ref, ok := rep.Policies["single_agent"]; ok && ref.MakespanS > 0 {
+	if ref, ok := rep.Policies[rep.Reference]; ok && ref.MakespanS > 0 {
 		for name, r := range rep.Policies {
 			if r.MakespanS > 0 {
 				r.Speedup = ref.MakespanS / r.MakespanS
@@ -127,11 +135,11 @@ func summarize(results []EpisodeResult) PolicyResult {
 		}
 		for k, v := range x.Metrics {
 			switch k {
-			case "makespan_s":
+			case core.MetricMakespan:
 				r.MakespanS += v
-			case "tokens":
+			case core.MetricTokens:
 				r.Tokens += v
-			case "llm_calls":
+			case core.MetricLLMCalls:
 				r.LLMCalls += v
 			default:
 				r.Metrics[k] += v
@@ -156,32 +164,35 @@ func summarize(results []EpisodeResult) PolicyResult {
 }
 
 // PolicyOrder returns the report's policy names: grpo first, then the
-// standard baselines, then the rest alphabetically.
+// env's baselines in the spec's order, then random, then the rest
+// alphabetically.
 func (r EvalReport) PolicyOrder() []string {
-	rank := map[string]int{"grpo": 0, "single_agent": 1, "parallel_naive": 2, "sop": 3, "random": 4}
-	names := make([]string, 0, len(r.Policies))
-	for n := range r.Policies {
-		names = append(names, n)
+	rank := map[string]int{"grpo": 0}
+	for _, b := range r.Baselines {
+		if _, dup := rank[b]; !dup {
+			rank[b] = len(rank)
+		}
 	}
-	sort.Slice(names, func(i, j int) bool {
+	if _, dup := rank["random"]; !dup {
+		rank["random"] = len(rank)
+	}
+	names := slices.Sorted(maps.Keys(r.Policies))
+	sort.SliceStable(names, func(i, j int) bool {
 		ri, oki := rank[names[i]]
 		rj, okj := rank[names[j]]
 		if !oki {
-			ri = 5
+			ri = len(rank)
 		}
 		if !okj {
-			rj = 5
+			rj = len(rank)
 		}
-		if ri != rj {
-			return ri < rj
-		}
-		return names[i] < names[j]
+		return ri < rj
 	})
 	return names
 }
 
 // qualityMetrics are shown in the table when present.
-var qualityMetrics = []string{"consistency", "pass_rate", "return"}
+var qualityMetrics = []string{core.MetricConsistency, core.MetricPassRate, core.MetricReturn}
 
 // WriteTable prints the report as an aligned text table.
 func (r EvalReport) WriteTable(w io.Writer) {
@@ -212,7 +223,7 @@ func (r EvalReport) WriteTable(w io.Writer) {
 	head := []string{"policy", "reward"}
 	head = append(head, comps...)
 	head = append(head, qual...)
-	head = append(head, "makespan_s", "speedup", "tokens", "llm_calls", "failed")
+	head = append(head, core.MetricMakespan, "speedup", core.MetricTokens, core.MetricLLMCalls, "failed")
 	rows := [][]string{head}
 	for _, n := range r.PolicyOrder() {
 		p := r.Policies[n]

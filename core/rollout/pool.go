@@ -207,7 +207,7 @@ func newActorFor(name string, trained actor) func(w *worker) (actor, error) {
 		case "random":
 			return randomActor{n: len(w.spec.Decisions)}, nil
 		}
-		bp, ok := w.env.(core.BaselineProvider)
+		bp, ok := core.BaselineProviderOf(w.env)
 		if !ok {
 			return nil, fmt.Errorf("env %s offers no baseline policies (asked for %q)", w.spec.Name, name)
 		}

@@ -12,14 +12,14 @@ import (
 // policy means the named baseline or "random"), and its text comes from
 // its own LLM. observe, if set, sees every step.
 func RunEpisode(ctx context.Context, s Setup, trained *policy.Policy, baseline string, seed uint64, observe func(StepEvent)) (EpisodeResult, error) {
+	if err := s.Validate(); err != nil {
+		return EpisodeResult{}, err
+	}
 	w, err := newWorker(&s)
 	if err != nil {
 		return EpisodeResult{}, err
 	}
 	defer w.close()
-	if err := s.Validate(w.spec); err != nil {
-		return EpisodeResult{}, err
-	}
 	name := baseline
 	var a actor
 	if trained != nil {

@@ -19,8 +19,9 @@ type AgentLLM struct {
 	// Backend is the agent's LLM. Nil means the offline simulated LLM: the
 	// env's own surrogate (core.Simulator) with the latency model Sim.
 	Backend core.LLM
-	// Sim is the latency model of the simulated LLM (when Backend is nil).
-	Sim llm.SimConfig
+	// Sim is the latency model of the simulated LLM (when Backend is nil);
+	// the zero value means llm.DefaultConfig().Sim.
+	Sim llm.LatencyModel
 	// Model, MaxTokens and Temperature fill requests that leave them unset.
 	Model       string
 	MaxTokens   int
@@ -165,11 +166,12 @@ func (s *Setup) agentLLM(i int) AgentLLM {
 	}
 }
 
-// Validate checks the setup against the env's spec.
-func (s *Setup) Validate(spec core.EnvSpec) error {
+// Validate checks the setup against the env's spec (s.Env.Spec()).
+func (s *Setup) Validate() error {
 	if s.Env == nil {
 		return errors.New("setup: no env")
 	}
+	spec := s.Env.Spec()
 	if err := spec.Validate(); err != nil {
 		return err
 	}
@@ -188,31 +190,25 @@ func (s *Setup) Validate(spec core.EnvSpec) error {
 	if err := s.Rollout.Validate(); err != nil {
 		return fmt.Errorf("setup: rollout.%w", err)
 	}
+	if !needsText(spec) || spec.Capabilities.Has(core.CapSimulate) {
+		return nil
+	}
 	for i := 0; i < spec.NumAgents(); i++ {
-		a := s.agentLLM(i)
-		if a.Backend != nil {
-			continue
-		}
-		for _, d := range spec.Decisions {
-			if d.NeedsText {
-				if _, ok := s.probeSimulator(); !ok {
-					return fmt.Errorf("setup: agent %d uses the sim LLM, but env %q is not a core.Simulator; configure an openai backend", i, spec.Name)
-				}
-				break
-			}
+		if s.agentLLM(i).Backend == nil {
+			return fmt.Errorf("setup: agent %d uses the sim LLM, but env %q is not a core.Simulator (its spec does not declare core.CapSimulate); configure an openai backend", i, spec.Name)
 		}
 	}
 	return nil
 }
 
-func (s *Setup) probeSimulator() (core.Simulator, bool) {
-	e, err := s.Env.Open()
-	if err != nil {
-		return nil, false
+// needsText reports whether a decision of spec needs LLM text.
+func needsText(spec core.EnvSpec) bool {
+	for _, d := range spec.Decisions {
+		if d.NeedsText {
+			return true
+		}
 	}
-	defer e.Close()
-	sim, ok := e.(core.Simulator)
-	return sim, ok
+	return false
 }
 
 func joinKeys[V any](m map[string]V) string {
@@ -268,11 +264,7 @@ func CheckRewards(rewards []core.RewardFunc, weights map[string]float64) error {
 // simulated LLM, "none" when no decision of spec needs text, several
 // joined by "+".
 func (s *Setup) Backend(spec core.EnvSpec) string {
-	text := false
-	for _, d := range spec.Decisions {
-		text = text || d.NeedsText
-	}
-	if !text {
+	if !needsText(spec) {
 		return "none"
 	}
 	seen := map[string]bool{}

@@ -24,6 +24,7 @@ type baselineToy struct {
 func (e *baselineToy) Spec() core.EnvSpec {
 	s := e.toyEnv.Spec()
 	s.Baselines = []string{"target"}
+	s.Capabilities |= core.CapBaseline
 	return s
 }
 
@@ -46,6 +47,7 @@ func (b targetBaseline) Act(obs []core.Observation) ([]int, error) {
 // envFunc opens the env f makes.
 type envFunc func() core.Env
 
+func (f envFunc) Spec() core.EnvSpec      { return f().Spec() }
 func (f envFunc) Open() (core.Env, error) { return f(), nil }
 func (envFunc) Close() error              { return nil }
 

@@ -194,7 +194,7 @@ func TestBudgetStopsEpisode(t *testing.T) {
 	// Random agents "say" with probability 1/3 each step; the first call
 	// of 15 tokens reaches the budget.
 	if res.Episode.BudgetStopped {
-		if res.Metrics["budget_stopped"] != 1 || !res.Episode.Truncated || res.Metrics["llm_tokens"] < 15 {
+		if res.Metrics[core.MetricBudgetStopped] != 1 || !res.Episode.Truncated || res.Metrics[core.MetricLLMTokens] < 15 {
 			t.Fatalf("budget stop not recorded: %+v", res.Metrics)
 		}
 	}
@@ -283,6 +283,12 @@ var _ core.Env = (*toyEnv)(nil)
 // bonus reward for every agent.
 type truncatingToy struct{ *toyEnv }
 
+func (e truncatingToy) Spec() core.EnvSpec {
+	s := e.toyEnv.Spec()
+	s.Capabilities |= core.CapTruncate
+	return s
+}
+
 func (e truncatingToy) Truncate() (core.StepResult, error) {
 	return core.StepResult{Observations: e.obs(), Rewards: []float64{100, 100}, Truncated: true}, nil
 }
@@ -321,5 +327,6 @@ func TestTruncateRewardsCount(t *testing.T) {
 
 type truncSource struct{}
 
+func (truncSource) Spec() core.EnvSpec      { return truncatingToy{newToy()}.Spec() }
 func (truncSource) Open() (core.Env, error) { return truncatingToy{newToy()}, nil }
 func (truncSource) Close() error            { return nil }

@@ -37,7 +37,8 @@ func (e *toyEnv) Spec() core.EnvSpec {
 	return core.EnvSpec{
 		Name: "toy", Agents: []string{"a", "b"}, ObsSize: 4,
 		Decisions: []core.DecisionSpec{{Name: "pick0"}, {Name: "pick1"}, {Name: "say", NeedsText: true}},
-		StateSize: 1, StepRewards: true, Metrics: []string{"return"},
+		StateSize: 1, StepRewards: true, Metrics: []string{core.MetricReturn},
+		Capabilities: core.CapSimulate,
 	}
 }
 
@@ -78,7 +79,7 @@ func (e *toyEnv) Step(a []core.Action) (core.StepResult, error) {
 	}
 	e.t++
 	res := core.StepResult{Observations: e.obs(), Rewards: []float64{rew, rew}, Terminated: e.t >= e.steps}
-	res.Metrics = map[string]float64{"tokens": float64(e.tokens), "reference_tokens": 100, "makespan_s": float64(e.t), "reference_makespan_s": float64(e.steps)}
+	res.Metrics = map[string]float64{core.MetricTokens: float64(e.tokens), core.MetricReferenceTokens: 100, core.MetricMakespan: float64(e.t), core.MetricReferenceMakespan: float64(e.steps)}
 	if e.nanMetric {
 		res.Metrics["wobble"] = math.NaN()
 	}
@@ -100,6 +101,7 @@ func (e *toyEnv) Simulate(agent, decision int, req core.ChatRequest, rng *rand.R
 // toySource opens toy envs.
 type toySource struct{ mk func() *toyEnv }
 
+func (s toySource) Spec() core.EnvSpec      { return s.mk().Spec() }
 func (s toySource) Open() (core.Env, error) { return s.mk(), nil }
 func (toySource) Close() error              { return nil }
 
@@ -109,7 +111,7 @@ type returnReward struct{}
 func (returnReward) Name() string         { return "toy.return" }
 func (returnReward) Components() []string { return []string{"quality"} }
 func (returnReward) Score(ep *core.Episode) (map[string]float64, map[string]float64, error) {
-	return map[string]float64{"quality": ep.AgentReturns[0]}, map[string]float64{"return": ep.AgentReturns[0]}, nil
+	return map[string]float64{"quality": ep.AgentReturns[0]}, map[string]float64{core.MetricReturn: ep.AgentReturns[0]}, nil
 }
 
 // toyProject is what a project file would configure for the toy env.

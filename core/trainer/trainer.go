@@ -68,15 +68,10 @@ func New(s rollout.Setup, cfg Config) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("setup: train.%w", err)
 	}
-	probe, err := s.Env.Open()
-	if err != nil {
-		return nil, fmt.Errorf("opening env: %w", err)
-	}
-	spec := probe.Spec()
-	_ = probe.Close()
-	if err := s.Validate(spec); err != nil {
+	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	spec := s.Env.Spec()
 	if cfg.Credit == CreditIndependent && !spec.StepRewards {
 		return nil, fmt.Errorf("setup: credit = \"independent\" needs per-agent rewards, and env %q gives none", spec.Name)
 	}

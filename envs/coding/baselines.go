@@ -6,6 +6,15 @@ import (
 	"github.com/troupe-dev/troupe/core"
 )
 
+// Baseline names offered through [Env.Baseline]; BaselineSingleAgent is
+// the reference baseline (core.EnvSpec.ReferenceBaseline), whose time and
+// tokens the reference metrics estimate.
+const (
+	BaselineSingleAgent   = "single_agent"
+	BaselineParallelNaive = "parallel_naive"
+	BaselineSOP           = "sop"
+)
+
 // BaselineRepairs bounds the repairs the scripted baselines try on one
 // function before they leave it failing.
 const BaselineRepairs = 4
@@ -25,14 +34,14 @@ const BaselineRepairs = 4
 //     tests the repaired ones again; then all submit.
 func (e *Env) Baseline(name string) (core.Baseline, error) {
 	switch name {
-	case "single_agent":
+	case BaselineSingleAgent:
 		return baselineFunc(e.singleAgent), nil
-	case "parallel_naive":
+	case BaselineParallelNaive:
 		return baselineFunc(e.parallelNaive), nil
-	case "sop":
+	case BaselineSOP:
 		return baselineFunc(e.sop), nil
 	}
-	return nil, fmt.Errorf("env coding: no baseline %q (have single_agent, parallel_naive, sop)", name)
+	return nil, fmt.Errorf("env coding: no baseline %q (have %s, %s, %s)", name, BaselineSingleAgent, BaselineParallelNaive, BaselineSOP)
 }
 
 type baselineFunc func(obs []core.Observation) []int

@@ -98,7 +98,7 @@ func TestCalibration(t *testing.T) {
 	begin := time.Now()
 	out := calibrate(t, nil, n)
 	report(t, out)
-	st := SandboxStats()
+	st := sandboxStats()
 	t.Logf("%d seeds × %d policies in %v; sandbox %d runs, cache hit rate %.3f", n, len(calibrated), time.Since(begin).Round(time.Millisecond), st.Runs, st.HitRate())
 	if !testing.Short() {
 		checkTargets(t, out)
@@ -124,7 +124,7 @@ func TestCalibrationLong(t *testing.T) {
 	begin := time.Now()
 	out := calibrate(t, params, n)
 	report(t, out)
-	st := SandboxStats()
+	st := sandboxStats()
 	t.Logf("%d seeds × %d policies in %v; sandbox %d runs, cache hit rate %.3f", n, len(calibrated), time.Since(begin).Round(time.Second), st.Runs, st.HitRate())
 	if params == nil {
 		checkTargets(t, out)
@@ -132,7 +132,7 @@ func TestCalibrationLong(t *testing.T) {
 
 	// A second pass over the same seeds, as training revisits tasks: every
 	// program is cached now.
-	before := SandboxStats()
+	before := sandboxStats()
 	begin = time.Now()
 	e, err := New(params)
 	if err != nil {
@@ -141,7 +141,7 @@ func TestCalibrationLong(t *testing.T) {
 	for seed := uint64(1); seed <= uint64(n); seed++ {
 		playEpisode(t, e, seed, featurePolicy(policyRepairs))
 	}
-	after := SandboxStats()
+	after := sandboxStats()
 	took := time.Since(begin)
 	t.Logf("warm pass: %d episodes in %v = %.0f episodes/s; %d new runs, hit rate %.3f", n, took.Round(time.Millisecond),
 		float64(n)/took.Seconds(), after.Runs-before.Runs, float64(after.Hits-before.Hits)/float64(after.Hits-before.Hits+after.Misses-before.Misses))
@@ -158,13 +158,13 @@ func BenchmarkEpisode(b *testing.B) {
 	for seed := uint64(1); seed <= seeds; seed++ {
 		playEpisode(b, e, seed, featurePolicy(policyRepairs))
 	}
-	before := SandboxStats()
+	before := sandboxStats()
 	b.ResetTimer()
 	i := 0
 	for b.Loop() {
 		playEpisode(b, e, uint64(i%seeds)+1, featurePolicy(policyRepairs))
 		i++
 	}
-	after := SandboxStats()
+	after := sandboxStats()
 	b.ReportMetric(float64(after.Runs-before.Runs)/float64(i), "runs/episode")
 }

@@ -112,9 +112,9 @@ func sharedSandbox(interpreter string, timeoutS float64) (*sandbox.Sandbox, erro
 	return sb, nil
 }
 
-// SandboxStats returns the counters of every sandbox the package's envs
+// sandboxStats returns the counters of every sandbox the package's envs
 // use, summed: how many programs ran and how often the cache answered.
-func SandboxStats() sandbox.Stats {
+func sandboxStats() sandbox.Stats {
 	sandboxes.Lock()
 	defer sandboxes.Unlock()
 	var s sandbox.Stats

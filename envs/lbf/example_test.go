@@ -27,7 +27,7 @@ func Example() {
 			panic(err)
 		}
 		if res.Done() {
-			fmt.Println("truncated", res.Truncated, "steps", res.Metrics["makespan_s"], "return", res.Metrics["return"])
+			fmt.Println("truncated", res.Truncated, "steps", res.Metrics[core.MetricMakespan], "return", res.Metrics[core.MetricReturn])
 			break
 		}
 	}

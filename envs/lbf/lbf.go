@@ -101,15 +101,12 @@ const (
 	NumActions
 )
 
-// Metric names reported on the last step.
+// The env's own metrics, reported on the last step with the well-known
+// core.MetricReturn, core.MetricMakespan, core.MetricReferenceMakespan,
+// core.MetricTokens and core.MetricReferenceTokens.
 const (
-	MetricReturn            = "return"
-	MetricFoodsCollected    = "foods_collected"
-	MetricFoodsSpawned      = "foods_spawned"
-	MetricMakespan          = "makespan_s"
-	MetricReferenceMakespan = "reference_makespan_s"
-	MetricTokens            = "tokens"
-	MetricReferenceTokens   = "reference_tokens"
+	MetricFoodsCollected = "foods_collected"
+	MetricFoodsSpawned   = "foods_spawned"
 )
 
 const (
@@ -266,14 +263,15 @@ func newEnv(p Params) (*Env, error) {
 		decisions[i] = core.DecisionSpec{Name: name}
 	}
 	e.spec = core.EnvSpec{
-		Name:        Name,
-		Agents:      agents,
-		ObsSize:     e.obsSize,
-		Decisions:   decisions,
-		StateSize:   e.stateSize,
-		StepRewards: true,
-		Metrics: []string{MetricReturn, MetricFoodsCollected, MetricFoodsSpawned, MetricMakespan,
-			MetricReferenceMakespan, MetricTokens, MetricReferenceTokens},
+		Name:         Name,
+		Agents:       agents,
+		ObsSize:      e.obsSize,
+		Decisions:    decisions,
+		StateSize:    e.stateSize,
+		StepRewards:  true,
+		Capabilities: core.CapTruncate,
+		Metrics: []string{core.MetricReturn, MetricFoodsCollected, MetricFoodsSpawned, core.MetricMakespan,
+			core.MetricReferenceMakespan, core.MetricTokens, core.MetricReferenceTokens},
 		MaxSteps: p.MaxSteps,
 	}
 	return e, nil
@@ -545,13 +543,13 @@ func (e *Env) Truncate() (core.StepResult, error) {
 
 func (e *Env) metrics() map[string]float64 {
 	return map[string]float64{
-		MetricReturn:            e.ret,
-		MetricFoodsCollected:    float64(e.collected),
-		MetricFoodsSpawned:      float64(len(e.foods)),
-		MetricMakespan:          float64(e.t),
-		MetricReferenceMakespan: float64(e.p.MaxSteps),
-		MetricTokens:            0,
-		MetricReferenceTokens:   0,
+		core.MetricReturn:            e.ret,
+		MetricFoodsCollected:         float64(e.collected),
+		MetricFoodsSpawned:           float64(len(e.foods)),
+		core.MetricMakespan:          float64(e.t),
+		core.MetricReferenceMakespan: float64(e.p.MaxSteps),
+		core.MetricTokens:            0,
+		core.MetricReferenceTokens:   0,
 	}
 }
 

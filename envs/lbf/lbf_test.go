@@ -197,8 +197,8 @@ func TestTermination(t *testing.T) {
 		t.Fatalf("terminated %v truncated %v after the last food", res.Terminated, res.Truncated)
 	}
 	want := map[string]float64{
-		MetricReturn: 1, MetricFoodsCollected: 2, MetricFoodsSpawned: 2, MetricMakespan: 11,
-		MetricReferenceMakespan: 50, MetricTokens: 0, MetricReferenceTokens: 0,
+		core.MetricReturn: 1, MetricFoodsCollected: 2, MetricFoodsSpawned: 2, core.MetricMakespan: 11,
+		core.MetricReferenceMakespan: 50, core.MetricTokens: 0, core.MetricReferenceTokens: 0,
 	}
 	for k, v := range want {
 		if got := res.Metrics[k]; math.Abs(got-v) > 1e-12 {
@@ -221,7 +221,7 @@ func TestTruncation(t *testing.T) {
 		if res.Terminated || res.Truncated != (i == 3) || (res.Metrics != nil) != (i == 3) {
 			t.Fatalf("step %d: terminated %v truncated %v metrics %v", i, res.Terminated, res.Truncated, res.Metrics)
 		}
-		if i == 3 && (res.Metrics[MetricMakespan] != 3 || res.Metrics[MetricReturn] != 0 || res.Metrics[MetricReferenceMakespan] != 3) {
+		if i == 3 && (res.Metrics[core.MetricMakespan] != 3 || res.Metrics[core.MetricReturn] != 0 || res.Metrics[core.MetricReferenceMakespan] != 3) {
 			t.Errorf("metrics %v", res.Metrics)
 		}
 	}
@@ -431,7 +431,7 @@ func TestRandomPolicyReturnInUnitInterval(t *testing.T) {
 				if !res.Done() {
 					continue
 				}
-				ret := res.Metrics[MetricReturn]
+				ret := res.Metrics[core.MetricReturn]
 				if ret < 0 || ret > 1+1e-12 || math.Abs(ret-sum) > 1e-12 {
 					t.Fatalf("%v seed %d: return %v (sum of rewards %v), want in [0,1]", params, seed, ret, sum)
 				}
@@ -493,7 +493,7 @@ func TestTruncate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Truncated || res.Metrics[MetricFoodsCollected] != 1 || math.Abs(res.Metrics[MetricReturn]-0.5) > 1e-12 || res.Metrics[MetricMakespan] != 1 {
+	if !res.Truncated || res.Metrics[MetricFoodsCollected] != 1 || math.Abs(res.Metrics[core.MetricReturn]-0.5) > 1e-12 || res.Metrics[core.MetricMakespan] != 1 {
 		t.Errorf("Truncate: %+v", res)
 	}
 	if _, err := e.Step(make([]core.Action, 2)); err == nil {

@@ -23,7 +23,7 @@ func Example() {
 			panic(err)
 		}
 		if res.Done() {
-			fmt.Println("return", res.Metrics["return"], "of", res.Metrics["optimal_return"])
+			fmt.Println("return", res.Metrics[core.MetricReturn], "of", res.Metrics["optimal_return"])
 			break
 		}
 	}

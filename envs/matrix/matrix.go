@@ -49,14 +49,11 @@ const (
 // NumActions is the number of actions each agent chooses from.
 const NumActions = 3
 
-// Metric names reported on the last step.
+// The env's own metrics, reported on the last step with the well-known
+// core.MetricReturn, core.MetricMakespan, core.MetricReferenceMakespan,
+// core.MetricTokens and core.MetricReferenceTokens.
 const (
-	MetricReturn            = "return"
-	MetricOptimalReturn     = "optimal_return"
-	MetricMakespan          = "makespan_s"
-	MetricReferenceMakespan = "reference_makespan_s"
-	MetricTokens            = "tokens"
-	MetricReferenceTokens   = "reference_tokens"
+	MetricOptimalReturn = "optimal_return"
 )
 
 const (
@@ -132,14 +129,15 @@ func New(params map[string]any) (*Env, error) {
 	}
 	e := &Env{payoff: payoff, steps: p.Steps, optimum: best * float64(p.Steps), last: -1}
 	e.spec = core.EnvSpec{
-		Name:        Name,
-		Agents:      []string{"agent_0", "agent_1"},
-		ObsSize:     1,
-		Decisions:   []core.DecisionSpec{{Name: "a0"}, {Name: "a1"}, {Name: "a2"}},
-		StateSize:   stateSize,
-		StepRewards: true,
-		Metrics: []string{MetricReturn, MetricOptimalReturn, MetricMakespan,
-			MetricReferenceMakespan, MetricTokens, MetricReferenceTokens},
+		Name:         Name,
+		Agents:       []string{"agent_0", "agent_1"},
+		ObsSize:      1,
+		Decisions:    []core.DecisionSpec{{Name: "a0"}, {Name: "a1"}, {Name: "a2"}},
+		StateSize:    stateSize,
+		StepRewards:  true,
+		Capabilities: core.CapTruncate,
+		Metrics: []string{core.MetricReturn, MetricOptimalReturn, core.MetricMakespan,
+			core.MetricReferenceMakespan, core.MetricTokens, core.MetricReferenceTokens},
 		MaxSteps: p.Steps,
 	}
 	return e, nil
@@ -199,12 +197,12 @@ func (e *Env) Truncate() (core.StepResult, error) {
 
 func (e *Env) metrics() map[string]float64 {
 	return map[string]float64{
-		MetricReturn:            e.ret,
-		MetricOptimalReturn:     e.optimum,
-		MetricMakespan:          float64(e.t),
-		MetricReferenceMakespan: float64(e.steps),
-		MetricTokens:            0,
-		MetricReferenceTokens:   0,
+		core.MetricReturn:            e.ret,
+		MetricOptimalReturn:          e.optimum,
+		core.MetricMakespan:          float64(e.t),
+		core.MetricReferenceMakespan: float64(e.steps),
+		core.MetricTokens:            0,
+		core.MetricReferenceTokens:   0,
 	}
 }
 

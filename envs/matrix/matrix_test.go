@@ -53,7 +53,7 @@ func TestPayoffTables(t *testing.T) {
 			for a1 := range 3 {
 				res := play(t, e, a0, a1)
 				want := 25 * c.want[a0][a1]
-				if got := res.Metrics[MetricReturn]; got != want {
+				if got := res.Metrics[core.MetricReturn]; got != want {
 					t.Errorf("%v: always (%d,%d): return %v, want %v", c.params, a0, a1, got, want)
 				}
 			}
@@ -70,8 +70,8 @@ func TestOptimumAndMetrics(t *testing.T) {
 		e := mustNew(t, map[string]any{"game": c.game})
 		res := play(t, e, c.a0, c.a1)
 		want := map[string]float64{
-			MetricReturn: c.want, MetricOptimalReturn: c.want, MetricMakespan: 25,
-			MetricReferenceMakespan: 25, MetricTokens: 0, MetricReferenceTokens: 0,
+			core.MetricReturn: c.want, MetricOptimalReturn: c.want, core.MetricMakespan: 25,
+			core.MetricReferenceMakespan: 25, core.MetricTokens: 0, core.MetricReferenceTokens: 0,
 		}
 		if len(res.Metrics) != len(want) {
 			t.Errorf("%s: metrics %v, want %v", c.game, res.Metrics, want)
@@ -115,8 +115,8 @@ func TestStepRewardsAndLength(t *testing.T) {
 		if last := i == len(joint)-1; res.Done() != last || (res.Metrics != nil) != last {
 			t.Errorf("step %d: done=%v metrics=%v", i, res.Done(), res.Metrics)
 		}
-		if i == len(joint)-1 && res.Metrics[MetricReturn] != total {
-			t.Errorf("return %v, want %v", res.Metrics[MetricReturn], total)
+		if i == len(joint)-1 && res.Metrics[core.MetricReturn] != total {
+			t.Errorf("return %v, want %v", res.Metrics[core.MetricReturn], total)
 		}
 	}
 	if _, err := e.Step([]core.Action{{}, {}}); err == nil {
@@ -216,7 +216,7 @@ func TestTruncate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Truncated || res.Metrics[MetricReturn] != 8 || res.Metrics[MetricMakespan] != 4 {
+	if !res.Truncated || res.Metrics[core.MetricReturn] != 8 || res.Metrics[core.MetricMakespan] != 4 {
 		t.Errorf("Truncate: truncated=%v metrics=%v, want return 8, makespan 4", res.Truncated, res.Metrics)
 	}
 }

@@ -13,7 +13,8 @@ type summary struct {
 }
 
 // measure runs a policy on seeds 1..n with the default params and
-// averages consistency, makespan and tokens.
+// averages consistency (the "writing.consistency" reward's score of the
+// document), makespan and tokens.
 func measure(t testing.TB, name string, n int, mk func(*writing.Env) policy) summary {
 	env, err := writing.New(nil)
 	if err != nil {
@@ -22,7 +23,7 @@ func measure(t testing.TB, name string, n int, mk func(*writing.Env) policy) sum
 	s := summary{name: name}
 	for seed := uint64(1); seed <= uint64(n); seed++ {
 		res := runEpisode(t, env, seed, mk(env))
-		s.consistency += res.Metrics[writing.MetricConsistency]
+		s.consistency += writing.ConsistencyOf(t, res.Artifacts[writing.ArtifactDocument])["consistency"]
 		s.makespan += res.Metrics[writing.MetricMakespan]
 		s.tokens += res.Metrics[writing.MetricTokens]
 		s.reference += res.Metrics[writing.MetricReferenceMakespan]

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"unicode"
 
-	"github.com/troupe-dev/troupe/rewards/consistency"
+	"github.com/troupe-dev/troupe/internal/markdown"
 )
 
 // shipped holds the RFCs the project ships (see corpus/README.md or the
@@ -207,7 +207,7 @@ func ParseRFC(name, src string) (RFC, error) {
 			}
 			continue
 		}
-		if ch, n, ok := consistency.FenceOpen(t); ok && len(ln)-len(t) <= 3 {
+		if ch, n, ok := markdown.FenceOpen(t); ok && len(ln)-len(t) <= 3 {
 			inFence, fch, fn = true, ch, n
 			continue
 		}
@@ -371,7 +371,7 @@ func clampLevels(src string) string {
 			inFence = !closesFence(t, fch, fn)
 			continue
 		}
-		if ch, n, ok := consistency.FenceOpen(t); ok {
+		if ch, n, ok := markdown.FenceOpen(t); ok {
 			inFence, fch, fn = true, ch, n
 			continue
 		}
@@ -412,12 +412,13 @@ func relevel(ln string, hs []srcHeading, i, shift int) string {
 }
 
 // sectionIndex returns the template section a heading names, or -1.
-// Names match as the consistency check matches them: ignoring case,
-// punctuation, inline Markdown, hyphens versus spaces and a plural "s".
+// Names are folded by markdown.NormalizeHeading (as the consistency
+// checker folds them) and match ignoring case, punctuation, inline
+// Markdown, hyphens versus spaces and a plural "s".
 func sectionIndex(text string) int {
-	t := consistency.NormalizeHeading(text)
+	t := markdown.NormalizeHeading(text)
 	for k, s := range TemplateSections {
-		n := consistency.NormalizeHeading(s)
+		n := markdown.NormalizeHeading(s)
 		if t == n || t == n+"s" || t+"s" == n {
 			return k
 		}
@@ -451,7 +452,7 @@ func titleFromName(name string) string {
 // at the top and anchor-only link reference definitions ("[summary]:
 // #summary"), expands tabs at line starts, and turns setext headings into
 // ATX ones, so that sections are found whatever heading syntax a file uses.
-// Code blocks are left as they are (Restyle fences indented code).
+// Code blocks are left as they are (restyle.Markdown fences indented code).
 func canonicalLines(src string) []string {
 	src = strings.ReplaceAll(src, "\r\n", "\n")
 	raw := strings.Split(src, "\n")
@@ -493,7 +494,7 @@ func canonicalLines(src string) []string {
 			prevPara, paraLen = false, 0
 			continue
 		}
-		if ch, n, ok := consistency.FenceOpen(t); ok {
+		if ch, n, ok := markdown.FenceOpen(t); ok {
 			inFence, fch, fn = true, ch, n
 			out = append(out, ln)
 			prevPara, paraLen = false, 0

@@ -6,12 +6,14 @@ import (
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/envs/writing"
+	"github.com/troupe-dev/troupe/rewards"
 )
 
 // Five simulated writers draft a short RFC at once without reading the
 // house style (the parallel_naive baseline), stepping the env the way the
 // runtime does with the sim backend: Prompt, then Simulate, then Step with
-// the text and its modelled latency.
+// the text and its modelled latency. As the runtime does, the
+// "writing.consistency" reward then scores the document the env reports.
 func Example() {
 	env, err := writing.New(map[string]any{"rfcs": []string{"2707-dotdot-patterns"}})
 	if err != nil {
@@ -49,7 +51,15 @@ func Example() {
 			m := res.Metrics
 			fmt.Printf("%v of %v units drafted by %d writers\n", m["units_drafted"], m["units"], len(obs))
 			fmt.Println("faster than one writer:", m["makespan_s"] < m["reference_makespan_s"]/2)
-			fmt.Println("consistent as one writer:", m["consistency"] >= 0.97)
+			reward, err := rewards.NewWritingConsistency(nil)
+			if err != nil {
+				panic(err)
+			}
+			_, scores, err := reward.Score(&core.Episode{Artifacts: res.Artifacts, Metrics: m})
+			if err != nil {
+				panic(err)
+			}
+			fmt.Println("consistent as one writer:", scores["consistency"] >= 0.97)
 			break
 		}
 		obs = res.Observations

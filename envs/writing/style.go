@@ -5,14 +5,16 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/troupe-dev/troupe/rewards/consistency"
+	"github.com/troupe-dev/troupe/envs/writing/internal/restyle"
+	"github.com/troupe-dev/troupe/internal/markdown"
 )
 
-// A writer's habits are a consistency.Style with every field set: heading
-// syntax (ATX or setext), heading case, bullet marker, emphasis and strong
-// markers, code fence (backtick or tilde), spelling and person. Text is
-// rendered in a style with consistency.Restyle, the definitions the check
-// itself uses.
+// Style is a writer's habits: the heading syntax (ATX or setext), heading
+// case, bullet marker, emphasis and strong markers, code fence (backtick
+// or tilde), spelling (US or UK) and person ("we" or "I"). The env's
+// writers and house styles set every field; text is rendered in a style
+// by the writers' pen, restyle.Markdown.
+type Style = restyle.Style
 
 // NumHabits is the number of habit dimensions of a writer's style.
 const NumHabits = 8
@@ -22,17 +24,17 @@ const NumHabits = 8
 var HabitNames = [NumHabits]string{"heading_style", "heading_case", "bullet", "emphasis", "strong", "code", "spelling", "person"}
 
 // drawStyle draws each habit uniformly from its options.
-func drawStyle(rng *rand.Rand) consistency.Style {
-	bullets := []consistency.BulletMarker{consistency.BulletDash, consistency.BulletStar, consistency.BulletPlus}
-	return consistency.Style{
-		Heading:  pick(rng, consistency.HeadingATX, consistency.HeadingSetext),
-		Case:     pick(rng, consistency.CaseSentence, consistency.CaseTitle),
+func drawStyle(rng *rand.Rand) Style {
+	bullets := []markdown.BulletMarker{markdown.BulletDash, markdown.BulletStar, markdown.BulletPlus}
+	return Style{
+		Heading:  pick(rng, markdown.HeadingATX, markdown.HeadingSetext),
+		Case:     pick(rng, markdown.CaseSentence, markdown.CaseTitle),
 		Bullet:   bullets[rng.IntN(3)],
-		Emphasis: pick(rng, consistency.EmphasisStar, consistency.EmphasisUnderscore),
-		Strong:   pick(rng, consistency.StrongStar, consistency.StrongUnderscore),
-		Code:     pick(rng, consistency.CodeBacktick, consistency.CodeTilde),
-		Spelling: pick(rng, consistency.SpellingUS, consistency.SpellingUK),
-		Person:   pick(rng, consistency.PersonPlural, consistency.PersonSingular),
+		Emphasis: pick(rng, markdown.EmphasisStar, markdown.EmphasisUnderscore),
+		Strong:   pick(rng, markdown.StrongStar, markdown.StrongUnderscore),
+		Code:     pick(rng, markdown.CodeBacktick, markdown.CodeTilde),
+		Spelling: pick(rng, markdown.SpellingUS, markdown.SpellingUK),
+		Person:   pick(rng, markdown.PersonPlural, markdown.PersonSingular),
 	}
 }
 
@@ -44,8 +46,8 @@ func pick[T any](rng *rand.Rand, a, b T) T {
 }
 
 // only returns a style that sets habit d of s and leaves the rest alone.
-func only(s consistency.Style, d int) consistency.Style {
-	var o consistency.Style
+func only(s Style, d int) Style {
+	var o Style
 	switch d {
 	case 0:
 		o.Heading = s.Heading
@@ -71,7 +73,7 @@ func only(s consistency.Style, d int) consistency.Style {
 // follow and from own otherwise: a writer who read the house style but
 // slips back into its own habits now and then. It always draws eight
 // numbers, in habit order.
-func mix(house, own consistency.Style, follow float64, rng *rand.Rand) consistency.Style {
+func mix(house, own Style, follow float64, rng *rand.Rand) Style {
 	s := house
 	for d := 0; d < NumHabits; d++ {
 		if rng.Float64() < follow {
@@ -101,32 +103,32 @@ func mix(house, own consistency.Style, follow float64, rng *rand.Rand) consisten
 
 // Guide returns the house style guide as a writer reads it: the habits of
 // s and the outline conventions.
-func Guide(s consistency.Style) string {
+func Guide(s Style) string {
 	var b strings.Builder
 	b.WriteString("House style (follow it exactly in every unit you write or edit):\n")
-	if s.Heading == consistency.HeadingSetext {
+	if s.Heading == markdown.HeadingSetext {
 		b.WriteString("- Headings: setext for the title and sections (title underlined with ===, sections with ---); ATX (### Heading) for subsections.\n")
 	} else {
 		b.WriteString("- Headings: ATX only (# Title, ## Section, ### Subsection), no closing hashes.\n")
 	}
-	if s.Case == consistency.CaseTitle {
+	if s.Case == markdown.CaseTitle {
 		b.WriteString("- Heading capitalization: Title Case (\"Rationale and Alternatives\").\n")
 	} else {
 		b.WriteString("- Heading capitalization: sentence case (\"Rationale and alternatives\").\n")
 	}
 	fmt.Fprintf(&b, "- Bulleted lists use %q as the marker.\n", s.Bullet.String())
 	fmt.Fprintf(&b, "- Emphasis is written %sword%s; strong emphasis %sword%s.\n", s.Emphasis, s.Emphasis, s.Strong, s.Strong)
-	if s.Code == consistency.CodeTilde {
+	if s.Code == markdown.CodeTilde {
 		b.WriteString("- Code blocks are fenced with ~~~ (never ``` or indentation).\n")
 	} else {
 		b.WriteString("- Code blocks are fenced with ``` (never ~~~ or indentation).\n")
 	}
-	if s.Spelling == consistency.SpellingUK {
+	if s.Spelling == markdown.SpellingUK {
 		b.WriteString("- Spelling: British (behaviour, initialise, optimisation, centre).\n")
 	} else {
 		b.WriteString("- Spelling: American (behavior, initialize, optimization, center).\n")
 	}
-	if s.Person == consistency.PersonSingular {
+	if s.Person == markdown.PersonSingular {
 		b.WriteString("- The author writes in the first person singular (I, me, my), never \"we\".\n")
 	} else {
 		b.WriteString("- The authors write in the first person plural (we, us, our), never \"I\".\n")
@@ -167,11 +169,11 @@ var sectionSynonyms = [][]string{
 // template section another name (alt picks the synonym; a unit led by a
 // subsection gets a level slip instead), slipLevel pushes it one level
 // deeper.
-func render(src string, st consistency.Style, slip slipKind, alt int) string {
+func render(src string, st Style, slip slipKind, alt int) string {
 	if slip != slipNone {
 		src = slipHeading(src, slip, alt)
 	}
-	return consistency.Restyle(src, st)
+	return restyle.Markdown(src, st)
 }
 
 func slipHeading(src string, slip slipKind, alt int) string {
@@ -185,7 +187,7 @@ func slipHeading(src string, slip slipKind, alt int) string {
 			inFence = !closesFence(t, fch, fn)
 			continue
 		}
-		if ch, n, ok := consistency.FenceOpen(t); ok {
+		if ch, n, ok := markdown.FenceOpen(t); ok {
 			inFence, fch, fn = true, ch, n
 			continue
 		}
@@ -208,14 +210,14 @@ func slipHeading(src string, slip slipKind, alt int) string {
 // deviations returns a bitmask of the habits (HabitNames order) in which
 // text departs from the house style: those whose restyling to the house
 // variant changes the text.
-func deviations(text string, house consistency.Style) uint16 {
+func deviations(text string, house Style) uint16 {
 	t := strings.TrimSpace(text)
-	if strings.TrimSpace(consistency.Restyle(t, house)) == t {
+	if strings.TrimSpace(restyle.Markdown(t, house)) == t {
 		return 0
 	}
 	var m uint16
 	for d := 0; d < NumHabits; d++ {
-		if strings.TrimSpace(consistency.Restyle(t, only(house, d))) != t {
+		if strings.TrimSpace(restyle.Markdown(t, only(house, d))) != t {
 			m |= 1 << d
 		}
 	}
@@ -245,7 +247,7 @@ func outline(text string) []OutlineHeading {
 			prevPara = false
 			continue
 		}
-		if ch, n, ok := consistency.FenceOpen(t); ok && ind <= 3 {
+		if ch, n, ok := markdown.FenceOpen(t); ok && ind <= 3 {
 			inFence, fch, fn = true, ch, n
 			prevPara = false
 			continue

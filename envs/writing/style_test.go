@@ -5,17 +5,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-dev/troupe/rewards/consistency"
+	"github.com/troupe-dev/troupe/internal/markdown"
 )
 
-// styleChecks are the consistency checks a Style decides.
+// styleChecks are the consistency checks a Style decides, by the names the
+// "writing.consistency" reward reports them under ("consistency.NAME").
 var styleChecks = []string{
-	consistency.CheckHeadingStyle, consistency.CheckHeadingCase, consistency.CheckBulletStyle,
-	consistency.CheckEmphasisStyle, consistency.CheckStrongStyle, consistency.CheckCodeStyle,
-	consistency.CheckSpelling, consistency.CheckPerson,
+	"heading_style", "heading_case", "bullet_style",
+	"emphasis_style", "strong_style", "code_style",
+	"spelling", "person",
 }
 
-func renderDoc(r RFC, st consistency.Style) string {
+func renderDoc(r RFC, st Style) string {
 	var parts []string
 	for _, u := range r.Units {
 		parts = append(parts, strings.TrimSpace(render(u.Source, st, slipNone, 0)))
@@ -32,18 +33,18 @@ func TestRenderOneStyleIsConsistent(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	// Known corner cases of consistency.Restyle, which it fixes only on a
+	// Known corner cases of restyle.Markdown, which it fixes only on a
 	// second pass: a word inside underscore emphasis ("_stabilization_")
 	// is not respelled, and "I" turned into "we" in a heading keeps its
 	// lower case under Title Case.
-	known := map[string]string{"3716-target-modifiers": consistency.CheckSpelling, "2904-compiler-major-change-process": consistency.CheckHeadingCase}
+	known := map[string]string{"3716-target-modifiers": "spelling", "2904-compiler-major-change-process": "heading_case"}
 	imperfect := 0
 	for _, r := range rs {
 		for rep := 0; rep < 3; rep++ {
 			st := drawStyle(rng)
-			rep := consistency.Check([]byte(renderDoc(r, st)))
-			for _, name := range append([]string{consistency.CheckTitle, consistency.CheckSections, consistency.CheckHeadingLevels, consistency.CheckNonemptySections}, styleChecks...) {
-				if p, _ := rep.Pass(name); p < 1 && known[r.Name] != name {
+			rep := ConsistencyOf(t, []byte(renderDoc(r, st)))
+			for _, name := range append([]string{"title", "sections", "heading_levels", "nonempty_sections"}, styleChecks...) {
+				if p := rep["consistency."+name]; p < 1 && known[r.Name] != name {
 					imperfect++
 					t.Errorf("%s %+v: %s = %.3f", r.Name, st, name, p)
 				}
@@ -80,8 +81,8 @@ Our plan is to initialize it.
 
 // deviations flags exactly the habits that differ.
 func TestDeviations(t *testing.T) {
-	house := consistency.Style{Heading: consistency.HeadingATX, Case: consistency.CaseSentence, Bullet: '-',
-		Emphasis: "*", Strong: "**", Code: consistency.CodeBacktick, Spelling: consistency.SpellingUS, Person: consistency.PersonPlural}
+	house := Style{Heading: markdown.HeadingATX, Case: markdown.CaseSentence, Bullet: '-',
+		Emphasis: "*", Strong: "**", Code: markdown.CodeBacktick, Spelling: markdown.SpellingUS, Person: markdown.PersonPlural}
 	doc := render(allHabits, house, slipNone, 0)
 	if d := deviations(doc, house); d != 0 {
 		t.Fatalf("house-rendered text deviates: %b", d)
@@ -90,9 +91,9 @@ func TestDeviations(t *testing.T) {
 		other := house
 		switch d {
 		case 0:
-			other.Heading = consistency.HeadingSetext
+			other.Heading = markdown.HeadingSetext
 		case 1:
-			other.Case = consistency.CaseTitle
+			other.Case = markdown.CaseTitle
 		case 2:
 			other.Bullet = '*'
 		case 3:
@@ -100,11 +101,11 @@ func TestDeviations(t *testing.T) {
 		case 4:
 			other.Strong = "__"
 		case 5:
-			other.Code = consistency.CodeTilde
+			other.Code = markdown.CodeTilde
 		case 6:
-			other.Spelling = consistency.SpellingUK
+			other.Spelling = markdown.SpellingUK
 		case 7:
-			other.Person = consistency.PersonSingular
+			other.Person = markdown.PersonSingular
 		}
 		got := deviations(render(allHabits, other, slipNone, 0), house)
 		if got != 1<<d {
@@ -147,8 +148,8 @@ func TestStructureSlips(t *testing.T) {
 		}
 		parts = append(parts, strings.TrimSpace(render(u.Source, st, slip, 0)))
 	}
-	rep := consistency.Check([]byte(strings.Join(parts, "\n\n")))
-	if p, _ := rep.Pass(consistency.CheckSections); p >= 1 {
+	rep := ConsistencyOf(t, []byte(strings.Join(parts, "\n\n")))
+	if p := rep["consistency.sections"]; p >= 1 {
 		t.Errorf("renamed Motivation: sections check %.3f, want < 1", p)
 	}
 }
@@ -169,8 +170,8 @@ func TestOutlineSetextAndCode(t *testing.T) {
 
 // Guide states every habit of the house style.
 func TestGuide(t *testing.T) {
-	st := consistency.Style{Heading: consistency.HeadingSetext, Case: consistency.CaseTitle, Bullet: '+',
-		Emphasis: "_", Strong: "__", Code: consistency.CodeTilde, Spelling: consistency.SpellingUK, Person: consistency.PersonSingular}
+	st := Style{Heading: markdown.HeadingSetext, Case: markdown.CaseTitle, Bullet: '+',
+		Emphasis: "_", Strong: "__", Code: markdown.CodeTilde, Spelling: markdown.SpellingUK, Person: markdown.PersonSingular}
 	g := Guide(st)
 	for _, want := range []string{"setext", "Title Case", `"+"`, "_word_", "__word__", "~~~", "British", "singular", "Future possibilities"} {
 		if !strings.Contains(g, want) {

@@ -1,7 +1,10 @@
 // Package writing is the collaborative-writing task, registered as the
 // built-in env "writing": a team of writer agents writes a Rust RFC (the
-// nine-section RFC template) unit by unit, and the final document is scored
-// for structural and stylistic consistency by [consistency.Check].
+// nine-section RFC template) unit by unit. The env reports the final
+// document as the artifact "document.md" and does not judge it: its
+// quality is for the reward functions to score, normally
+// "writing.consistency" (package rewards), which scores its structural and
+// stylistic consistency.
 //
 // # Task
 //
@@ -46,7 +49,7 @@
 //
 // A writer knows a unit deviates once it has read its current version
 // (read_style, or editing it) and the unit departs from the house style:
-// restyling it to the house style (consistency.Restyle) would change it,
+// restyling it to the house style (restyle.Markdown) would change it,
 // or its H1–H3 headings are not the ones the outline prescribes.
 //
 // Masks: a busy or submitted agent has only wait; read_style needs
@@ -95,17 +98,20 @@
 // size and deviation from the house style per habit. Episode metrics:
 // makespan_s, reference_makespan_s, tokens (LLM usage as the backend
 // reports it, or the env's count of the prompt and the text when it reports
-// none, plus what the env charged for reading), reference_tokens, llm_calls, consistency (the
-// consistency.Check score of the final document) and one
-// "consistency.<check>" per check, units, units_drafted, edits, reads and
-// env_tokens; the document is the artifact "document.md".
+// none, plus what the env charged for reading), reference_tokens,
+// llm_calls, units, units_drafted, edits, reads and env_tokens; the
+// document is the artifact "document.md". The env reports no quality
+// metric: the "writing.consistency" reward adds "consistency" (its score),
+// "consistency.coverage" and one "consistency.<check>" per check to the
+// episode's metrics.
 //
 // # Calibration
 //
 // TestCalibration (go test -run TestCalibration -v) plays 100 seeds with
 // the default params and the runtime's default sim latency model
-// (0.8 s + prompt/2000 + completion/40), speedup being the mean makespan
-// of single_agent over the policy's:
+// (0.8 s + prompt/2000 + completion/40), consistency being the
+// "writing.consistency" reward's score of the document and speedup the
+// mean makespan of single_agent over the policy's:
 //
 //	policy          consistency  makespan  speedup
 //	single_agent    0.995        122.4 s   1.00
@@ -129,7 +135,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/troupe-dev/troupe/core"
-	"github.com/troupe-dev/troupe/rewards/consistency"
 )
 
 // Name is the env's registered name ("builtin:writing").
@@ -177,12 +182,11 @@ const (
 
 // Metric names reported on the last step.
 const (
-	MetricMakespan          = "makespan_s"
-	MetricReferenceMakespan = "reference_makespan_s"
-	MetricTokens            = "tokens"
-	MetricReferenceTokens   = "reference_tokens"
-	MetricLLMCalls          = "llm_calls"
-	MetricConsistency       = "consistency"
+	MetricMakespan          = core.MetricMakespan
+	MetricReferenceMakespan = core.MetricReferenceMakespan
+	MetricTokens            = core.MetricTokens
+	MetricReferenceTokens   = core.MetricReferenceTokens
+	MetricLLMCalls          = core.MetricLLMCalls
 	MetricUnits             = "units"
 	MetricUnitsDrafted      = "units_drafted"
 	MetricEdits             = "edits"
@@ -191,7 +195,7 @@ const (
 )
 
 // ArtifactDocument is the name of the final document artifact.
-const ArtifactDocument = "document.md"
+const ArtifactDocument = core.ArtifactDocument
 
 // Baseline names offered through [Env.Baseline].
 const (
@@ -364,8 +368,8 @@ type Env struct {
 
 	started, done bool
 	rfc           *RFC
-	house         consistency.Style
-	habits        []consistency.Style
+	house         Style
+	habits        []Style
 	now           float64
 	units         []unitState
 	agents        []agentState
@@ -430,18 +434,17 @@ func New(params map[string]any) (*Env, error) {
 		StateSize: stateSize(p.Writers, e.maxUnits),
 		Metrics:   metricNames(),
 		Baselines: []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP},
-		MaxSteps:  p.MaxSteps,
+		// The reference metrics estimate one writer's time and tokens.
+		ReferenceBaseline: BaselineSingleAgent,
+		Capabilities:      core.CapTruncate | core.CapPrompt | core.CapSimulate | core.CapBaseline,
+		MaxSteps:          p.MaxSteps,
 	}
 	return e, nil
 }
 
 func metricNames() []string {
-	m := []string{MetricMakespan, MetricReferenceMakespan, MetricTokens, MetricReferenceTokens,
-		MetricLLMCalls, MetricConsistency, MetricUnits, MetricUnitsDrafted, MetricEdits, MetricReads, MetricEnvTokens}
-	for _, c := range consistency.CheckNames() {
-		m = append(m, MetricConsistency+"."+c)
-	}
-	return m
+	return []string{MetricMakespan, MetricReferenceMakespan, MetricTokens, MetricReferenceTokens,
+		MetricLLMCalls, MetricUnits, MetricUnitsDrafted, MetricEdits, MetricReads, MetricEnvTokens}
 }
 
 // Spec describes the env.
@@ -462,7 +465,7 @@ func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x77726974696e67)) // "writing"
 	e.rfc = &e.corpus[rng.IntN(len(e.corpus))]
 	e.house = drawStyle(rng)
-	e.habits = make([]consistency.Style, e.p.Writers)
+	e.habits = make([]Style, e.p.Writers)
 	for i := range e.habits {
 		e.habits[i] = drawStyle(rng)
 	}
@@ -488,10 +491,10 @@ func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
 }
 
 // House returns the episode's house style.
-func (e *Env) House() consistency.Style { return e.house }
+func (e *Env) House() Style { return e.house }
 
 // Habits returns writer i's own habits in this episode.
-func (e *Env) Habits(i int) consistency.Style { return e.habits[i] }
+func (e *Env) Habits(i int) Style { return e.habits[i] }
 
 // RFC returns the episode's document.
 func (e *Env) RFC() *RFC { return e.rfc }
@@ -765,9 +768,10 @@ func (e *Env) Document() string {
 	return strings.Join(parts, "\n\n") + "\n"
 }
 
+// finish reports the episode's metrics and its document; judging the
+// document is for the reward functions.
 func (e *Env) finish(res *core.StepResult) {
 	doc := e.Document()
-	rep := consistency.Check([]byte(doc))
 	makespan := e.now
 	if e.allSubmitted() {
 		makespan = 0
@@ -787,15 +791,11 @@ func (e *Env) finish(res *core.StepResult) {
 		MetricTokens:            float64(e.usageTokens + e.charged),
 		MetricReferenceTokens:   float64(e.refTokens),
 		MetricLLMCalls:          float64(e.llmCalls),
-		MetricConsistency:       rep.Score,
 		MetricUnits:             float64(len(e.units)),
 		MetricUnitsDrafted:      float64(drafted),
 		MetricEdits:             float64(e.edits),
 		MetricReads:             float64(e.reads),
 		MetricEnvTokens:         float64(e.charged),
-	}
-	for _, c := range rep.Checks {
-		m[MetricConsistency+"."+c.Name] = c.Pass
 	}
 	res.Metrics = m
 	res.Artifacts = map[string][]byte{ArtifactDocument: []byte(doc)}

@@ -6,24 +6,30 @@
 // calls in flight; and the wall time until `troupe train` on the root
 // agentfile first meets the writing targets.
 //
+// Nothing here builds code or needs a source checkout: the Wasm and
+// go-plugin rows measure plugin files the caller passes in [Options.Plugins]
+// (scripts/bench.sh builds them), and the training and time-to-target
+// sections read agentfiles, by default the project's own from the current
+// directory.
+//
 // Every figure carries what it is judged by (a Check) and the machine it
 // ran on, including the load average, since the numbers of a shared
 // machine are noisy.
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
-	_ "github.com/troupe-dev/troupe/envs/lbf"     // registers builtin:lbf
-	_ "github.com/troupe-dev/troupe/envs/writing" // registers builtin:writing
-	_ "github.com/troupe-dev/troupe/rewards"      // registers the built-in rewards
+	_ "github.com/troupe-dev/troupe/plugins/all" // the agentfiles may name any built-in or plugin
 )
 
 // Sections of the suite, in the order they run.
@@ -45,10 +51,15 @@ type Options struct {
 	Quick bool
 	// Sections limits the run to these sections (empty: all).
 	Sections []string
-	// RepoDir is the troupe checkout to build plugins in and read
-	// agentfiles from; empty means the one containing the current
-	// directory (found with `go env GOMOD`).
-	RepoDir string
+	// Plugins are the plugin builds the step section measures the envs
+	// through; a path with none is listed in Report.Skipped.
+	Plugins []Plugin
+	// TrainAgentfiles are the agentfiles of the training section; empty
+	// means those of TrainEnvs, relative to the current directory.
+	TrainAgentfiles []string
+	// TargetAgentfile is the agentfile of the time-to-target run; empty
+	// means TargetAgentfile (the default project) in the current directory.
+	TargetAgentfile string
 	// Log, if set, receives one progress line per measurement.
 	Log io.Writer
 	// StepTime is the minimum timed duration of one micro-benchmark run;
@@ -86,16 +97,42 @@ func (o *Options) wants(section string) bool {
 	if len(o.Sections) == 0 {
 		return section != SectionTarget || !o.Quick
 	}
-	for _, s := range o.Sections {
-		if s == section {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(o.Sections, section)
 }
 
 // ErrUnknownSection is returned by Run for a section name it does not know.
 var ErrUnknownSection = errors.New("unknown section")
+
+// ErrUnknownPlugin is returned by Run for a Plugin of an env or a path that
+// the step comparison does not have.
+var ErrUnknownPlugin = errors.New("no step workload for plugin")
+
+// Plugin is a plugin build of one of the step comparison's envs: the env's
+// Go source compiled to Wasm (PathWasm), its C port compiled to Wasm
+// (PathWasmC), or a go-plugin binary serving it (PathGRPC).
+type Plugin struct {
+	Env  string // "lbf" or "writing"
+	Path string // PathWasm, PathWasmC or PathGRPC
+	File string
+}
+
+// checkPlugins returns an error wrapping ErrUnknownPlugin for a plugin the
+// step comparison has no row for, or for a second plugin of the same row.
+func checkPlugins(ps []Plugin) error {
+	seen := map[string]bool{}
+	for _, p := range ps {
+		paths, ok := stepPaths[p.Env]
+		if !ok || p.Path == PathInProcess || !slices.Contains(paths, p.Path) {
+			return fmt.Errorf("%w %s: env %q through %q (have %s)", ErrUnknownPlugin, p.File, p.Env, p.Path, pluginRows())
+		}
+		key := pluginKey(p.Path, p.Env)
+		if seen[key] {
+			return fmt.Errorf("%w %s: a second %s plugin of %s", ErrUnknownPlugin, p.File, p.Path, p.Env)
+		}
+		seen[key] = true
+	}
+	return nil
+}
 
 // Skip records a row that could not be measured, and why.
 type Skip struct {
@@ -144,14 +181,14 @@ type Report struct {
 }
 
 // Run runs the selected sections and returns the report. Rows that cannot
-// be measured here (no Go toolchain, not run from the repository, a plugin
-// that does not build) are listed in Report.Skipped; the error is kept for
-// cancellation and for failures of the measured code itself.
+// be measured here (no plugin given, a plugin that does not load, a missing
+// agentfile) are listed in Report.Skipped; the error is kept for bad
+// Options, cancellation and failures of the measured code itself.
 func Run(ctx context.Context, o Options) (rep Report, err error) {
 	start := time.Now()
 	rep = Report{Machine: describeMachine(), Quick: o.Quick}
 	for _, s := range o.Sections {
-		if !validSection(s) {
+		if !slices.Contains(AllSections, s) {
 			return rep, fmt.Errorf("%w %q (have %s)", ErrUnknownSection, s, strings.Join(AllSections, ", "))
 		}
 	}
@@ -160,16 +197,10 @@ func Run(ctx context.Context, o Options) (rep Report, err error) {
 			rep.Sections = append(rep.Sections, s)
 		}
 	}
-	o.logf("machine: %s, %d cores, %s, load %v", rep.Machine.CPU, rep.Machine.Cores, rep.Machine.GoVersion, rep.Machine.LoadStart)
-	needRepo := o.wants(SectionStep) || o.wants(SectionTrain) || o.wants(SectionTarget)
-	var repo Repo
-	var repoErr error
-	if needRepo {
-		repo, repoErr = FindRepo(ctx, o.RepoDir)
-		if repoErr != nil {
-			o.logf("no repository: %v", repoErr)
-		}
+	if err := checkPlugins(o.Plugins); err != nil {
+		return rep, err
 	}
+	o.logf("machine: %s, %d cores, %s, load %v", rep.Machine.CPU, rep.Machine.Cores, rep.Machine.GoVersion, rep.Machine.LoadStart)
 	defer func() {
 		rep.Machine.LoadEnd = LoadAverage()
 		rep.WallS = time.Since(start).Seconds()
@@ -177,21 +208,7 @@ func Run(ctx context.Context, o Options) (rep Report, err error) {
 	}()
 
 	if o.wants(SectionStep) {
-		files, buildErrs := map[string]string{}, map[string]error{}
-		if repoErr == nil {
-			dir, err := os.MkdirTemp("", "troupe-bench-")
-			if err != nil {
-				return rep, err
-			}
-			defer os.RemoveAll(dir)
-			o.logf("building %d plugins in %s", len(StepPlugins), dir)
-			files, buildErrs = repo.Build(ctx, dir, StepPlugins)
-		} else {
-			for _, p := range StepPlugins {
-				buildErrs[p.Key] = fmt.Errorf("cannot build plugins: %v", repoErr)
-			}
-		}
-		rows, skips, err := runStep(ctx, &o, files, buildErrs)
+		rows, skips, err := runStep(ctx, &o)
 		rep.Step, rep.Skipped = rows, append(rep.Skipped, skips...)
 		if err != nil {
 			return rep, err
@@ -205,14 +222,10 @@ func Run(ctx context.Context, o Options) (rep Report, err error) {
 		rep.Policy = &p
 	}
 	if o.wants(SectionTrain) {
-		if repoErr != nil {
-			rep.Skipped = append(rep.Skipped, Skip{Section: "training", Row: "all", Reason: repoErr.Error()})
-		} else {
-			rows, skips, err := runTrain(ctx, &o, repo)
-			rep.Training, rep.Skipped = rows, append(rep.Skipped, skips...)
-			if err != nil {
-				return rep, err
-			}
+		rows, skips, err := runTrain(ctx, &o)
+		rep.Training, rep.Skipped = rows, append(rep.Skipped, skips...)
+		if err != nil {
+			return rep, err
 		}
 	}
 	if o.wants(SectionLLM) {
@@ -223,10 +236,11 @@ func Run(ctx context.Context, o Options) (rep Report, err error) {
 		}
 	}
 	if o.wants(SectionTarget) {
-		if repoErr != nil {
-			rep.Skipped = append(rep.Skipped, Skip{Section: "time to target", Row: "writing", Reason: repoErr.Error()})
+		path := cmp.Or(o.TargetAgentfile, TargetAgentfile)
+		if err := agentfileExists(path, "--target"); err != nil {
+			rep.Skipped = append(rep.Skipped, Skip{Section: "time to target", Row: path, Reason: err.Error()})
 		} else {
-			r, err := runTarget(ctx, &o, repo)
+			r, err := runTarget(ctx, &o, path)
 			if err != nil {
 				return rep, err
 			}
@@ -236,13 +250,13 @@ func Run(ctx context.Context, o Options) (rep Report, err error) {
 	return rep, nil
 }
 
-func validSection(s string) bool {
-	for _, a := range AllSections {
-		if a == s {
-			return true
-		}
+// agentfileExists returns nil when the agentfile at path exists, else an
+// error that says how to name another (flag is troupe bench's flag for it).
+func agentfileExists(path, flag string) error {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("%v (run from the troupe repository, or pass %s FILE)", err, flag)
 	}
-	return false
+	return nil
 }
 
 // checks judges the report against issue 7's "done when" figures.

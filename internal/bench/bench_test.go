@@ -15,8 +15,8 @@ import (
 
 	"github.com/troupe-dev/troupe/core/policy"
 	"github.com/troupe-dev/troupe/envs/lbf"
-	_ "github.com/troupe-dev/troupe/envs/matrix" // registers builtin:matrix
 	"github.com/troupe-dev/troupe/envs/writing"
+	"github.com/troupe-dev/troupe/internal/testenv"
 	"github.com/troupe-dev/troupe/plugins/wasm"
 )
 
@@ -57,7 +57,7 @@ func TestMeasureExcludesStoppedTimeAndAllocations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tm.Elapsed > 10*time.Millisecond {
+	if testenv.Timing() && tm.Elapsed > 10*time.Millisecond {
 		t.Errorf("timed %s, but all the sleeping (20ms) was with the timer stopped", tm.Elapsed)
 	}
 	if tm.AllocsPerOp() >= 1 {
@@ -135,24 +135,6 @@ func TestLBFStepWorkloadRuns(t *testing.T) {
 	}
 }
 
-func TestFindRepo(t *testing.T) {
-	ctx := context.Background()
-	repo := repoRoot(t)
-	if _, err := os.Stat(filepath.Join(repo.Root, "agentfile.toml")); err != nil {
-		t.Errorf("repository root %s has no agentfile.toml: %v", repo.Root, err)
-	}
-	other := t.TempDir()
-	if err := os.WriteFile(filepath.Join(other, "go.mod"), []byte("module example.com/other\n\ngo 1.26\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := FindRepo(ctx, other); err == nil || !strings.Contains(err.Error(), "example.com/other") {
-		t.Errorf("FindRepo on another module: err = %v, want one naming it", err)
-	}
-	if _, err := FindRepo(ctx, t.TempDir()); err == nil || !strings.Contains(err.Error(), "go.mod") {
-		t.Errorf("FindRepo on a directory without go.mod: err = %v", err)
-	}
-}
-
 func TestChecks(t *testing.T) {
 	r := Report{
 		Step: []StepRow{{Env: "lbf", Path: PathInProcess, Ratio: 1}, {Env: "lbf", Path: PathWasmC, Ratio: 1.5}, {Env: "lbf", Path: PathWasm, Ratio: 12},
@@ -203,9 +185,14 @@ func TestQuickSubset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 16 callers × 100 ms ÷ 20 ms: about 80 calls end in the window.
-	if l.Calls < 40 || l.Calls > 90 || l.ChatMs < 20 || l.RawMs < 20 || l.FractionOfIdeal <= 0.4 || l.FractionOfIdeal > 1.1 {
+	// 16 callers × 100 ms ÷ 20 ms: at most about 80 calls end in the
+	// window, each after the server's 20 ms; how many do depends on the
+	// machine's load.
+	if l.Calls < 1 || l.Calls > 90 || l.ChatMs < 20 || l.RawMs < 20 || l.FractionOfIdeal <= 0 || l.FractionOfIdeal > 1.1 {
 		t.Errorf("llm result %+v", l)
+	}
+	if testenv.Timing() && (l.Calls < 40 || l.FractionOfIdeal <= 0.4) {
+		t.Errorf("llm result %+v: fewer than half the ideal calls", l)
 	}
 	if _, err := MeasureLLM(ctx, "poisson", 16, 1, 20*time.Millisecond, 100*time.Millisecond); err == nil || !strings.Contains(err.Error(), "poisson") {
 		t.Errorf("unknown arrivals: err = %v", err)
@@ -231,10 +218,69 @@ func TestQuickSubset(t *testing.T) {
 	}
 }
 
-func TestRunRejectsUnknownSection(t *testing.T) {
+func TestRunRejectsUnknownSectionAndPlugin(t *testing.T) {
 	_, err := Run(context.Background(), Options{Sections: []string{"warp"}})
 	if !errors.Is(err, ErrUnknownSection) || !strings.Contains(err.Error(), "warp") {
 		t.Errorf("err = %v, want ErrUnknownSection naming the section", err)
+	}
+	for _, p := range [][]Plugin{
+		{{Env: "writing", Path: PathWasmC, File: "w.wasm"}}, // writing has no C port
+		{{Env: "matrix", Path: PathWasm, File: "m.wasm"}},
+		{{Env: "lbf", Path: PathInProcess, File: "l"}},
+		{{Env: "lbf", Path: PathGRPC, File: "a"}, {Env: "lbf", Path: PathGRPC, File: "b"}},
+	} {
+		_, err := Run(context.Background(), Options{Sections: []string{SectionPolicy}, Plugins: p})
+		if !errors.Is(err, ErrUnknownPlugin) || !strings.Contains(err.Error(), p[len(p)-1].File) {
+			t.Errorf("plugins %+v: err = %v, want ErrUnknownPlugin naming the file", p, err)
+		}
+	}
+}
+
+// TestStepSectionMeasuresThePluginsGiven runs the step section with one
+// plugin (LBF's Go guest): it gets a row, and every other plugin path is
+// skipped with the flag that would measure it.
+func TestStepSectionMeasuresThePluginsGiven(t *testing.T) {
+	file := pluginFile(t, "wasm/lbf")
+	rep, err := Run(context.Background(), Options{Quick: true, Sections: []string{SectionStep}, StepTime: time.Millisecond,
+		Plugins: []Plugin{{Env: lbf.Name, Path: PathWasm, File: file}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, r := range rep.Step {
+		rows = append(rows, r.Env+" "+r.Path)
+		if r.NsPerStep <= 0 || r.Ratio <= 0 {
+			t.Errorf("row %+v has no timing", r)
+		}
+	}
+	if want := "lbf in-process,lbf wasm,writing in-process"; strings.Join(rows, ",") != want {
+		t.Errorf("rows %v, want %s", rows, want)
+	}
+	want := map[string]string{"lbf wasm-c": "--wasm-c lbf=FILE", "lbf go-plugin": "--grpc lbf=FILE", "writing wasm": "--wasm writing=FILE", "writing go-plugin": "--grpc writing=FILE"}
+	for _, s := range rep.Skipped {
+		if flag, ok := want[s.Row]; !ok || !strings.Contains(s.Reason, flag) {
+			t.Errorf("skipped %q: %s; want the reason to name %q", s.Row, s.Reason, flag)
+		}
+		delete(want, s.Row)
+	}
+	if len(want) > 0 {
+		t.Errorf("not skipped: %v", want)
+	}
+}
+
+func TestMissingAgentfilesAreSkipped(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "agentfile.toml")
+	rep, err := Run(context.Background(), Options{Sections: []string{SectionTrain, SectionTarget}, TrainAgentfiles: []string{missing}, TargetAgentfile: missing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Training) != 0 || rep.Target != nil || len(rep.Skipped) != 2 {
+		t.Fatalf("report %+v, want both sections skipped", rep)
+	}
+	for i, flag := range []string{"--train", "--target"} {
+		if s := rep.Skipped[i]; s.Row != missing || !strings.Contains(s.Reason, "no such file") || !strings.Contains(s.Reason, flag) {
+			t.Errorf("skip %+v: want the file, the reason and %s", s, flag)
+		}
 	}
 }
 
@@ -256,7 +302,7 @@ func benchWorkload(b *testing.B, w Workload, err error) {
 
 // BenchmarkEnvStep is one joint step of LBF and writing in-process,
 // through Wasm (Go guests, and LBF's C port) and through go-plugin
-// (plugins are built on first use).
+// (plugins are built on first use, as scripts/bench.sh builds them).
 //
 //	go test -run '^$' -bench EnvStep -count 6 ./internal/bench/ | benchstat -
 func BenchmarkEnvStep(b *testing.B) {
@@ -338,10 +384,9 @@ func BenchmarkDot(b *testing.B) {
 //
 //	go test -run '^$' -bench TrainIteration -cpu 1,2 -count 3 ./internal/bench/
 func BenchmarkTrainIteration(b *testing.B) {
-	repo := repoRoot(b)
 	for _, e := range TrainEnvs {
 		b.Run(e.Env, func(b *testing.B) {
-			rows, err := MeasureScaling(context.Background(), filepath.Join(repo.Root, e.Agentfile), []int{runtime.GOMAXPROCS(0)}, b.N)
+			rows, err := MeasureScaling(context.Background(), filepath.Join(moduleRoot, e.Agentfile), []int{runtime.GOMAXPROCS(0)}, b.N)
 			if err != nil {
 				b.Fatal(err)
 			}

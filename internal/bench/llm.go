@@ -108,9 +108,11 @@ const noKeyEnv = "TROUPE_BENCH_UNSET_API_KEY"
 
 // NewBenchOpenAI returns the openai backend pointed at s with the given
 // max_concurrency and no retries.
-func NewBenchOpenAI(s *LLMServer, concurrency int) (*llm.OpenAI, error) {
-	return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: s.URL + "/v1", Model: "bench-model", APIKeyEnv: noKeyEnv,
-		MaxConcurrency: concurrency, MaxRetries: -1})
+func NewBenchOpenAI(s *LLMServer, concurrency int) (llm.Client, error) {
+	cfg := llm.DefaultConfig()
+	cfg.Backend, cfg.BaseURL, cfg.Model, cfg.APIKeyEnv = llm.BackendOpenAI, s.URL+"/v1", "bench-model", noKeyEnv
+	cfg.MaxConcurrency, cfg.MaxRetries = concurrency, 0
+	return llm.New(cfg)
 }
 
 // rawClient is the baseline: a bare net/http client with a transport

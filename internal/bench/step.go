@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/envs/lbf"
@@ -33,12 +34,26 @@ var stepPaths = map[string][]string{
 	writing.Name: {PathInProcess, PathWasm, PathGRPC},
 }
 
-// pluginKey is the StepPlugins key of env through a plugin path.
+// pluginKey names env through a plugin path as troupe bench's flags do:
+// "wasm/lbf", "wasm-c/lbf", "grpc/writing".
 func pluginKey(path, env string) string {
 	if path == PathGRPC {
 		return "grpc/" + env
 	}
 	return path + "/" + env
+}
+
+// pluginRows lists the plugin rows of the comparison, for errors.
+func pluginRows() string {
+	var rows []string
+	for _, env := range stepEnvs {
+		for _, path := range stepPaths[env] {
+			if path != PathInProcess {
+				rows = append(rows, env+" "+path)
+			}
+		}
+	}
+	return strings.Join(rows, ", ")
 }
 
 // pluginScheme is the SourceRef scheme of a plugin path.
@@ -279,12 +294,16 @@ func stepWorkload(name string, env core.Env, trs []Trajectory) (Workload, error)
 // stepEnvs are the envs of the comparison, in table order.
 var stepEnvs = []string{lbf.Name, writing.Name}
 
-// runStep measures every env through every path it can reach; plugin
-// files come from files (keys as in StepPlugins), and a path whose plugin
-// is missing is skipped with the reason in skips.
-func runStep(ctx context.Context, o *Options, files map[string]string, buildErrs map[string]error) ([]StepRow, []Skip, error) {
+// runStep measures every env in-process and through every plugin in
+// o.Plugins; a path with no plugin, or whose plugin does not load, is
+// skipped with the reason in skips.
+func runStep(ctx context.Context, o *Options) ([]StepRow, []Skip, error) {
 	var rows []StepRow
 	var skips []Skip
+	files := map[string]string{}
+	for _, p := range o.Plugins {
+		files[pluginKey(p.Path, p.Env)] = p.File
+	}
 	trs, err := RecordWritingTrajectories(o.pick(6, 24))
 	if err != nil {
 		return nil, nil, fmt.Errorf("recording writing trajectories: %w", err)
@@ -303,10 +322,8 @@ func runStep(ctx context.Context, o *Options, files map[string]string, buildErrs
 				key := pluginKey(path, name)
 				var ok bool
 				if file, ok = files[key]; !ok {
-					reason := "plugin not built"
-					if e := buildErrs[key]; e != nil {
-						reason = e.Error()
-					}
+					flag, _, _ := strings.Cut(key, "/")
+					reason := fmt.Sprintf("no plugin given (troupe bench --%s %s=FILE; scripts/bench.sh builds them)", flag, name)
 					skips = append(skips, Skip{Section: "env step", Row: name + " " + path, Reason: reason})
 					continue
 				}

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/troupe-dev/troupe/core/agentfile"
 	"github.com/troupe-dev/troupe/core/rollout"
 	"github.com/troupe-dev/troupe/core/trainer"
 )
+
+// TargetAgentfile is the time-to-target run's default agentfile: the
+// default project, relative to the repository root.
+const TargetAgentfile = "agentfile.toml"
 
 // The writing targets (DESIGN.md §7), judged on evaluation seeds.
 const (
@@ -165,20 +168,20 @@ func MeasureTimeToTarget(ctx context.Context, path string, to TargetOptions) (r 
 	return r, nil
 }
 
-func runTarget(ctx context.Context, o *Options, repo Repo) (TargetResult, error) {
+func runTarget(ctx context.Context, o *Options, path string) (TargetResult, error) {
 	timeout := o.TargetTimeout
 	if timeout <= 0 {
 		timeout = 15 * time.Minute
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	r, err := MeasureTimeToTarget(tctx, filepath.Join(repo.Root, "agentfile.toml"), TargetOptions{
+	r, err := MeasureTimeToTarget(tctx, path, TargetOptions{
 		EvalEvery: 1, EvalEpisodes: 50, Confirm: true,
 		Progress: func(p TargetPoint) {
 			o.logf("time to target: iteration %d, %.0f s training: consistency %.4f, speedup %.2f", p.Iteration, p.TrainWallS, p.Consistency, p.Speedup)
 		},
 	})
-	r.Agentfile = "agentfile.toml"
+	r.Agentfile = path
 	if err != nil && ctx.Err() == nil && tctx.Err() != nil {
 		// The suite's own time limit: report how far it got.
 		return r, nil

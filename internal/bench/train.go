@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	goruntime "runtime"
 	"runtime/metrics"
 	"sort"
@@ -19,7 +18,7 @@ import (
 // TrainRow is the training throughput of one env with one worker count.
 type TrainRow struct {
 	Env       string `json:"env"`
-	Agentfile string `json:"agentfile"` // relative to the repository
+	Agentfile string `json:"agentfile"` // as given
 	// Workers is rollout.workers; GOMAXPROCS was set to the same number, so
 	// "1 worker" is one core for everything (rollouts and the update).
 	Workers    int     `json:"workers"`
@@ -63,7 +62,7 @@ type TrainRow struct {
 	iterS []float64 // wall time of each timed iteration
 }
 
-// TrainEnvs are the agentfiles of the training section, relative to the
+// TrainEnvs are the training section's default agentfiles, relative to the
 // repository root.
 var TrainEnvs = []struct{ Env, Agentfile string }{
 	{"lbf", "examples/lbf/agentfile.toml"},
@@ -271,13 +270,23 @@ func timeUpdate(tr *trainer.Trainer, cfg grpo.Config, results []rollout.EpisodeR
 	return time.Since(began).Seconds(), nil
 }
 
-func runTrain(ctx context.Context, o *Options, repo Repo) ([]TrainRow, []Skip, error) {
+func runTrain(ctx context.Context, o *Options) ([]TrainRow, []Skip, error) {
 	var rows []TrainRow
 	var skips []Skip
 	iters := o.pick(2, 6)
-	for _, e := range TrainEnvs {
+	paths := o.TrainAgentfiles
+	if len(paths) == 0 {
+		for _, e := range TrainEnvs {
+			paths = append(paths, e.Agentfile)
+		}
+	}
+	for _, path := range paths {
 		if err := ctx.Err(); err != nil {
 			return rows, skips, err
+		}
+		if err := agentfileExists(path, "--train"); err != nil {
+			skips = append(skips, Skip{Section: "training", Row: path, Reason: err.Error()})
+			continue
 		}
 		var over []string
 		if o.Quick {
@@ -285,16 +294,16 @@ func runTrain(ctx context.Context, o *Options, repo Repo) ([]TrainRow, []Skip, e
 			// comparable.
 			over = []string{"train.tasks_per_iteration=4"}
 		}
-		rs, err := MeasureScaling(ctx, filepath.Join(repo.Root, e.Agentfile), []int{1, 2}, iters, over...)
+		rs, err := MeasureScaling(ctx, path, []int{1, 2}, iters, over...)
 		if err != nil {
 			if ctx.Err() != nil {
 				return rows, skips, ctx.Err()
 			}
-			skips = append(skips, Skip{Section: "training", Row: e.Env, Reason: err.Error()})
+			skips = append(skips, Skip{Section: "training", Row: path, Reason: err.Error()})
 			continue
 		}
 		for _, row := range rs {
-			row.Agentfile = e.Agentfile
+			row.Agentfile = path
 			o.logf("training %-8s workers=%d %9.0f env steps/s %9.0f decisions/s  iteration %.2fs (update %.2fs)  cpu/wall %.2f  P busy %.0f%% (GC %.0f%%)  scaling ×%.2f  load %.1f",
 				row.Env, row.Workers, row.EnvStepsPerSec, row.DecisionsPerSec, row.WallS/float64(row.Iterations), row.UpdateS,
 				row.CPUS/row.WallS, 100*row.PUtilization, 100*row.GCFraction, row.Scaling, row.Load1)

@@ -4,6 +4,8 @@
 // with a message naming what to install, so `go test ./...` passes on a
 // machine with only Go; with [RequireEnv] set (as .ci/run does) a missing
 // tool fails them instead.
+//
+// It also says whether to assert on wall-clock time ([Timing]).
 package testenv
 
 import (
@@ -16,6 +18,17 @@ import (
 // RequireEnv, when set to a non-empty value, makes a missing tool a test
 // failure instead of a skip.
 const RequireEnv = "TROUPE_TEST_REQUIRE_TOOLS"
+
+// TimingEnv, when set to a non-empty value, turns on the tests' assertions
+// on wall-clock time: upper bounds on how long a call or a timeout took,
+// and lower bounds on rates. A loaded machine breaks them, so the plain
+// test run leaves them out; scripts/bench.sh, run on a quiet machine, sets
+// it.
+const TimingEnv = "TROUPE_TEST_TIMING"
+
+// Timing reports whether [TimingEnv] is set: guard every assertion on
+// wall-clock time with it.
+func Timing() bool { return os.Getenv(TimingEnv) != "" }
 
 // Python is the interpreter the coding task runs.
 const Python = "/usr/bin/python3"

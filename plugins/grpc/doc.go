@@ -10,9 +10,10 @@
 // (github.com/troupe-dev/troupe/sdk/serve), which wraps an ordinary
 // [core.Env] or [core.RewardFunc]; the wire protocol is plugins/grpc/proto.
 //
-// The env instance Open returns implements exactly the optional interfaces
-// the plugin's env implements (core.Truncater, core.Prompter, core.Simulator,
-// core.BaselineProvider). A simulator in the plugin gets a generator seeded
+// The env instance Open returns has every optional method (core.Truncater,
+// core.Prompter, core.Simulator, core.BaselineProvider); its spec's
+// Capabilities, set from the plugin's OpenReply flags, declare those the
+// plugin's env implements, and the runtime uses only those. A simulator in the plugin gets a generator seeded
 // with one value the host draws from the runtime's (see SimulateSeedStream),
 // as in the Wasm host.
 //

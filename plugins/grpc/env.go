@@ -49,7 +49,7 @@ func (l *Loader) LoadEnv(ctx context.Context, ref core.SourceRef) (core.EnvSourc
 		first.proc.kill(false)
 		return nil, fmt.Errorf("%s: %w", cfg.label, err)
 	}
-	src.spec, src.specJSON, src.caps = first.spec, first.specJSON, first.caps
+	src.spec, src.specJSON = first.spec, first.specJSON
 	src.spare = first
 	return src, nil
 }
@@ -57,9 +57,8 @@ func (l *Loader) LoadEnv(ctx context.Context, ref core.SourceRef) (core.EnvSourc
 // envSource opens env instances of one plugin binary, one process each.
 type envSource struct {
 	cfg      *pluginConfig
-	spec     core.EnvSpec
+	spec     core.EnvSpec // with Capabilities from the OpenReply flags
 	specJSON []byte
-	caps     capSet
 
 	mu     sync.Mutex
 	spare  *opened // the process LoadEnv started, for the first Open
@@ -71,9 +70,8 @@ type envSource struct {
 type opened struct {
 	proc     *process
 	client   pb.EnvClient
-	spec     core.EnvSpec
+	spec     core.EnvSpec // with Capabilities from the OpenReply flags
 	specJSON []byte
-	caps     capSet
 }
 
 // start starts a process and opens its env with the source's params.
@@ -91,20 +89,26 @@ func (s *envSource) start() (*opened, error) {
 		proc.kill(false)
 		return nil, err
 	}
-	o := &opened{proc: proc, client: client, specJSON: reply.GetSpecJson(), caps: capsOf(reply)}
+	o := &opened{proc: proc, client: client, specJSON: reply.GetSpecJson()}
 	if err := json.Unmarshal(o.specJSON, &o.spec); err != nil {
 		proc.kill(false)
 		return nil, fmt.Errorf("%s: the plugin's spec is not valid JSON: %w", proc.describe(), err)
 	}
-	if s.specJSON != nil && (!bytes.Equal(o.specJSON, s.specJSON) || o.caps != s.caps) {
+	o.spec.Capabilities = capsOf(reply)
+	if s.specJSON != nil && (!bytes.Equal(o.specJSON, s.specJSON) || o.spec.Capabilities != s.spec.Capabilities) {
 		proc.kill(false)
-		return nil, fmt.Errorf("%s: the restarted plugin describes a different env than when it was loaded (was %s %v, now %s %v)",
-			proc.describe(), s.specJSON, s.caps, o.specJSON, o.caps)
+		return nil, fmt.Errorf("%s: the restarted plugin describes a different env than when it was loaded (was %s [%v], now %s [%v])",
+			proc.describe(), s.specJSON, s.spec.Capabilities, o.specJSON, o.spec.Capabilities)
 	}
 	return o, nil
 }
 
-// Open returns a fresh env instance backed by its own plugin process.
+// Spec returns the spec the plugin reported when it was loaded.
+func (s *envSource) Spec() core.EnvSpec { return s.spec }
+
+// Open returns a fresh env instance backed by its own plugin process. It
+// has every optional method; its spec's Capabilities say which of them
+// the plugin's env implements.
 func (s *envSource) Open() (core.Env, error) {
 	s.mu.Lock()
 	if s.closed {
@@ -129,7 +133,7 @@ func (s *envSource) Open() (core.Env, error) {
 	}
 	s.open[e] = struct{}{}
 	s.mu.Unlock()
-	return s.caps.wrap(e), nil
+	return e, nil
 }
 
 // Close stops the processes of every instance opened from the source;

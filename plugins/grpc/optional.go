@@ -5,159 +5,31 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 
 	"github.com/troupe-dev/troupe/core"
 	pb "github.com/troupe-dev/troupe/plugins/grpc/proto"
 )
 
 // The optional env interfaces (core.Truncater, core.Prompter,
-// core.Simulator, core.BaselineProvider). remoteEnv implements them all; the
-// value Open returns exposes exactly those the plugin's env implements, so
-// the runtime's type assertions see what the plugin offers.
+// core.Simulator, core.BaselineProvider): remoteEnv implements them all, and
+// its spec's Capabilities, set from the plugin's OpenReply flags, say which
+// the plugin's env implements.
 
-type capSet uint8
-
-const (
-	capTruncate capSet = 1 << iota
-	capPrompt
-	capSimulate
-	capBaseline
-)
-
-func capsOf(r *pb.OpenReply) capSet {
-	var c capSet
-	if r.GetTruncate() {
-		c |= capTruncate
-	}
-	if r.GetPrompt() {
-		c |= capPrompt
-	}
-	if r.GetSimulate() {
-		c |= capSimulate
-	}
-	if r.GetBaseline() {
-		c |= capBaseline
-	}
-	return c
-}
-
-// String lists the interfaces, e.g. "[truncate simulate]".
-func (c capSet) String() string {
-	var names []string
-	for i, n := range []string{"truncate", "prompt", "simulate", "baseline"} {
-		if c&(1<<i) != 0 {
-			names = append(names, n)
+// capsOf returns the capabilities the OpenReply flags declare.
+func capsOf(r *pb.OpenReply) core.Capabilities {
+	var c core.Capabilities
+	for _, f := range []struct {
+		set bool
+		cap core.Capabilities
+	}{
+		{r.GetTruncate(), core.CapTruncate}, {r.GetPrompt(), core.CapPrompt},
+		{r.GetSimulate(), core.CapSimulate}, {r.GetBaseline(), core.CapBaseline},
+	} {
+		if f.set {
+			c |= f.cap
 		}
 	}
-	return "[" + strings.Join(names, " ") + "]"
-}
-
-// wrap returns e as a value whose method set is core.Env plus exactly the
-// interfaces in c.
-func (c capSet) wrap(e *remoteEnv) core.Env {
-	type (
-		E = core.Env
-		T = core.Truncater
-		P = core.Prompter
-		S = core.Simulator
-		B = core.BaselineProvider
-	)
-	switch c {
-	case capTruncate:
-		return struct {
-			E
-			T
-		}{e, e}
-	case capPrompt:
-		return struct {
-			E
-			P
-		}{e, e}
-	case capSimulate:
-		return struct {
-			E
-			S
-		}{e, e}
-	case capBaseline:
-		return struct {
-			E
-			B
-		}{e, e}
-	case capTruncate | capPrompt:
-		return struct {
-			E
-			T
-			P
-		}{e, e, e}
-	case capTruncate | capSimulate:
-		return struct {
-			E
-			T
-			S
-		}{e, e, e}
-	case capTruncate | capBaseline:
-		return struct {
-			E
-			T
-			B
-		}{e, e, e}
-	case capPrompt | capSimulate:
-		return struct {
-			E
-			P
-			S
-		}{e, e, e}
-	case capPrompt | capBaseline:
-		return struct {
-			E
-			P
-			B
-		}{e, e, e}
-	case capSimulate | capBaseline:
-		return struct {
-			E
-			S
-			B
-		}{e, e, e}
-	case capTruncate | capPrompt | capSimulate:
-		return struct {
-			E
-			T
-			P
-			S
-		}{e, e, e, e}
-	case capTruncate | capPrompt | capBaseline:
-		return struct {
-			E
-			T
-			P
-			B
-		}{e, e, e, e}
-	case capTruncate | capSimulate | capBaseline:
-		return struct {
-			E
-			T
-			S
-			B
-		}{e, e, e, e}
-	case capPrompt | capSimulate | capBaseline:
-		return struct {
-			E
-			P
-			S
-			B
-		}{e, e, e, e}
-	case capTruncate | capPrompt | capSimulate | capBaseline:
-		return struct {
-			E
-			T
-			P
-			S
-			B
-		}{e, e, e, e, e}
-	}
-	return struct{ E }{e}
+	return c
 }
 
 // Truncate ends the current episode early (core.Truncater).

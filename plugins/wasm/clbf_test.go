@@ -38,8 +38,8 @@ func TestCLBFMatchesNative(t *testing.T) {
 			if !reflect.DeepEqual(src.Spec(), native.Spec()) {
 				t.Fatalf("spec:\n wasm-c %+v\n native %+v", src.Spec(), native.Spec())
 			}
-			if got := src.Capabilities(); !reflect.DeepEqual(got, []string{"truncate"}) {
-				t.Fatalf("capabilities %v, want [truncate]", got)
+			if got := src.Spec().Capabilities; got != core.CapTruncate {
+				t.Fatalf("capabilities %v, want truncate", got)
 			}
 			env := startEnv(t, src)
 			if !reflect.DeepEqual(env.State(), native.State()) {

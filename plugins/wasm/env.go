@@ -21,7 +21,6 @@ type EnvSource struct {
 	params   []byte
 	spec     core.EnvSpec
 	specJSON []byte
-	caps     capSet
 
 	mu     sync.Mutex
 	spare  *instance // the instance LoadEnv opened, handed to the first Open
@@ -50,36 +49,21 @@ func newEnvSource(ctx context.Context, m *module, params map[string]any) (*EnvSo
 		in.discard()
 		return nil, err
 	}
-	s := &EnvSource{m: m, params: p, spec: *spec.Env, specJSON: raw, spare: in}
-	for _, c := range spec.Capabilities {
-		s.caps |= capBits[c]
-	}
-	return s, nil
+	return &EnvSource{m: m, params: p, spec: *spec.Env, specJSON: raw, spare: in}, nil
 }
 
-// Spec returns the env's spec as the module reported it.
+// Spec returns the env's spec as the module reported it, with the
+// capabilities its spec JSON lists.
 func (s *EnvSource) Spec() core.EnvSpec { return s.spec }
-
-// Capabilities lists the optional interfaces the module's envs implement
-// ("truncate", "prompt", "simulate", "baseline").
-func (s *EnvSource) Capabilities() []string { return s.caps.names() }
 
 // CompileTime is how long compiling the module took (short on a
 // compilation cache hit).
 func (s *EnvSource) CompileTime() time.Duration { return s.m.compileTime }
 
-// Open returns a new env backed by its own instance. Besides core.Env, the
-// value implements the optional interfaces of Capabilities.
-func (s *EnvSource) Open() (core.Env, error) {
-	e, err := s.OpenEnv()
-	if err != nil {
-		return nil, err
-	}
-	return s.caps.wrap(e), nil
-}
+// Open returns a new env backed by its own instance, an [*Env].
+func (s *EnvSource) Open() (core.Env, error) { return s.OpenEnv() }
 
-// OpenEnv is Open with the concrete result type, which has every optional
-// method; those the module lacks return errors.
+// OpenEnv is Open with the concrete result type.
 func (s *EnvSource) OpenEnv() (*Env, error) {
 	s.mu.Lock()
 	if s.closed {
@@ -115,7 +99,9 @@ func (s *EnvSource) Close() error {
 }
 
 // Env is one env instance in a Wasm module. Like every core.Env it is used
-// by one goroutine at a time.
+// by one goroutine at a time. It has every optional method (Truncate,
+// Prompt, Simulate, Baseline); its spec's Capabilities say which of them
+// the module implements, and the others return errors.
 type Env struct {
 	src   *EnvSource
 	shape wasmabi.Shape
@@ -335,7 +321,7 @@ func (e *Env) Simulate(agent, decision int, req core.ChatRequest, rng *rand.Rand
 // Baseline returns the module's scripted policy of that name (capability
 // "baseline"); the name must be listed in the spec's Baselines.
 func (e *Env) Baseline(name string) (core.Baseline, error) {
-	if e.src.caps&capBaseline == 0 {
+	if !e.src.spec.Capabilities.Has(core.CapBaseline) {
 		return nil, fmt.Errorf("wasm module %s: the env offers no baselines", e.src.m.name)
 	}
 	if !slices.Contains(e.src.spec.Baselines, name) {
@@ -376,159 +362,3 @@ func (b *baseline) Act(obs []core.Observation) ([]int, error) {
 	}
 	return d, nil
 }
-
-// ---- optional interfaces -------------------------------------------------
-
-type capSet uint8
-
-const (
-	capTruncate capSet = 1 << iota
-	capPrompt
-	capSimulate
-	capBaseline
-)
-
-var capBits = map[string]capSet{
-	wasmabi.CapTruncate: capTruncate,
-	wasmabi.CapPrompt:   capPrompt,
-	wasmabi.CapSimulate: capSimulate,
-	wasmabi.CapBaseline: capBaseline,
-}
-
-func (c capSet) names() []string {
-	var out []string
-	for _, n := range []string{wasmabi.CapTruncate, wasmabi.CapPrompt, wasmabi.CapSimulate, wasmabi.CapBaseline} {
-		if c&capBits[n] != 0 {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// wrap returns e as a value whose method set holds core.Env plus exactly
-// the optional interfaces in c, so that type assertions in the runtime see
-// what the module implements.
-func (c capSet) wrap(e *Env) core.Env {
-	type (
-		T = core.Truncater
-		P = core.Prompter
-		S = core.Simulator
-		B = core.BaselineProvider
-	)
-	switch c {
-	case 0:
-		return struct{ baseEnv }{e}
-	case capTruncate:
-		return struct {
-			baseEnv
-			T
-		}{e, e}
-	case capPrompt:
-		return struct {
-			baseEnv
-			P
-		}{e, e}
-	case capSimulate:
-		return struct {
-			baseEnv
-			S
-		}{e, e}
-	case capBaseline:
-		return struct {
-			baseEnv
-			B
-		}{e, e}
-	case capTruncate | capPrompt:
-		return struct {
-			baseEnv
-			T
-			P
-		}{e, e, e}
-	case capTruncate | capSimulate:
-		return struct {
-			baseEnv
-			T
-			S
-		}{e, e, e}
-	case capTruncate | capBaseline:
-		return struct {
-			baseEnv
-			T
-			B
-		}{e, e, e}
-	case capPrompt | capSimulate:
-		return struct {
-			baseEnv
-			P
-			S
-		}{e, e, e}
-	case capPrompt | capBaseline:
-		return struct {
-			baseEnv
-			P
-			B
-		}{e, e, e}
-	case capSimulate | capBaseline:
-		return struct {
-			baseEnv
-			S
-			B
-		}{e, e, e}
-	case capTruncate | capPrompt | capSimulate:
-		return struct {
-			baseEnv
-			T
-			P
-			S
-		}{e, e, e, e}
-	case capTruncate | capPrompt | capBaseline:
-		return struct {
-			baseEnv
-			T
-			P
-			B
-		}{e, e, e, e}
-	case capTruncate | capSimulate | capBaseline:
-		return struct {
-			baseEnv
-			T
-			S
-			B
-		}{e, e, e, e}
-	case capPrompt | capSimulate | capBaseline:
-		return struct {
-			baseEnv
-			P
-			S
-			B
-		}{e, e, e, e}
-	default:
-		return struct {
-			baseEnv
-			T
-			P
-			S
-			B
-		}{e, e, e, e, e}
-	}
-}
-
-// Unwrap returns the *Env behind a value returned by [EnvSource.Open], or
-// nil if env did not come from this package.
-func Unwrap(env core.Env) *Env {
-	if e, ok := env.(*Env); ok {
-		return e
-	}
-	if w, ok := env.(baseEnv); ok {
-		return w.wasmEnv()
-	}
-	return nil
-}
-
-// baseEnv is what every wrapper embeds: core.Env plus a way back to *Env.
-type baseEnv interface {
-	core.Env
-	wasmEnv() *Env
-}
-
-func (e *Env) wasmEnv() *Env { return e }

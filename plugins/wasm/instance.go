@@ -14,7 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/troupe-dev/troupe/internal/wasmabi"
-	"github.com/troupe-dev/troupe/internal/wasminstr"
+	"github.com/troupe-dev/troupe/plugins/wasm/internal/wasminstr"
 )
 
 // Function slots cached per instance.

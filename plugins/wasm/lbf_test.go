@@ -1,12 +1,13 @@
 package wasm
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/envtest"
 	"github.com/troupe-dev/troupe/envs/lbf"
 	"github.com/troupe-dev/troupe/envs/matrix"
 )
@@ -28,55 +29,32 @@ func randomLegal(rng *rand.Rand, obs []core.Observation, decisions int) []core.A
 
 // Conformance: the built-in LBF env compiled to Wasm with the guest kit
 // gives the same observations, rewards, flags, metrics and states as the
-// same env in-process, for many seeds and random legal actions.
+// same env in-process, for many seeds and random legal actions, with an
+// early Truncate in some episodes.
 func TestLBFWasmMatchesNative(t *testing.T) {
+	seeds := make([]uint64, 150)
+	for i := range seeds {
+		seeds[i] = uint64(i)
+	}
+	var total envtest.Stats
 	for _, params := range []map[string]any{
 		nil, // Foraging-8x8-2p-2f-coop
 		{"size": 10, "players": 3, "foods": 3, "coop": false, "sight": 2, "max_steps": 30},
 		{"raw_obs": true, "max_player_level": 3, "max_steps": 20},
 	} {
 		t.Run(fmt.Sprint(params), func(t *testing.T) {
-			src := loadEnv(t, "lbf.wasm", params, core.Sandbox{})
-			native, err := lbf.New(params)
+			native, err := core.LoadEnv(context.Background(), core.SourceRef{Scheme: "builtin", Path: lbf.Name, Params: params})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(src.Spec(), native.Spec()) {
-				t.Fatalf("spec:\n wasm   %+v\n native %+v", src.Spec(), native.Spec())
-			}
-			env := startEnv(t, src)
-			nd := len(native.Spec().Decisions)
-			steps := 0
-			for seed := uint64(0); seed < 150; seed++ {
-				rng := rand.New(rand.NewPCG(seed, 99))
-				wo, err := env.Reset(seed)
-				if err != nil {
-					t.Fatal(err)
-				}
-				no, _ := native.Reset(seed)
-				if !reflect.DeepEqual(wo, no) {
-					t.Fatalf("seed %d reset:\n wasm   %+v\n native %+v", seed, wo, no)
-				}
-				for {
-					acts := randomLegal(rng, no, nd)
-					wr, err := env.Step(acts)
-					if err != nil {
-						t.Fatalf("seed %d step %d: %v", seed, steps, err)
-					}
-					nr, _ := native.Step(acts)
-					steps++
-					sameStep(t, fmt.Sprintf("seed %d", seed), wr, nr)
-					if ws, ns := env.State(), native.State(); !reflect.DeepEqual(ws, ns) {
-						t.Fatalf("seed %d state %v, native %v", seed, ws, ns)
-					}
-					no = nr.Observations
-					if nr.Done() {
-						break
-					}
-				}
-			}
-			t.Logf("%d steps identical", steps)
+			st := envtest.SameTrajectories(t, native, loadEnv(t, "lbf.wasm", params, core.Sandbox{}), seeds...)
+			total.Rewarded += st.Rewarded
+			total.Truncations += st.Truncations
+			t.Logf("%+v", st)
 		})
+	}
+	if total.Rewarded == 0 || total.Truncations == 0 {
+		t.Errorf("%+v: no reward or no truncation compared", total)
 	}
 }
 

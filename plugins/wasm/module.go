@@ -16,7 +16,7 @@ import (
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/internal/wasmabi"
-	"github.com/troupe-dev/troupe/internal/wasminstr"
+	"github.com/troupe-dev/troupe/plugins/wasm/internal/wasminstr"
 )
 
 // wasiModule is the only import module a plugin may use.
@@ -276,7 +276,8 @@ func (m *module) openInstance(ctx context.Context, kind openKind, params []byte)
 	return in, slices.Clone(in.buf[:n]), nil
 }
 
-// parseSpec decodes and checks the JSON a module's open call returned.
+// parseSpec decodes and checks the JSON a module's open call returned,
+// and sets the env spec's Capabilities from the listed capabilities.
 func (m *module) parseSpec(raw []byte) (*wasmabi.Spec, error) {
 	var spec wasmabi.Spec
 	if err := json.Unmarshal(raw, &spec); err != nil {
@@ -298,6 +299,13 @@ func (m *module) parseSpec(raw []byte) (*wasmabi.Spec, error) {
 		if err := checkExports(m.name, m.cm, []string{exp}, "capability "+c); err != nil {
 			return nil, err
 		}
+	}
+	if spec.Env != nil {
+		caps, err := core.ParseCapabilities(spec.Capabilities)
+		if err != nil {
+			return nil, &CallError{Module: m.name, Call: "open", Reason: err.Error()}
+		}
+		spec.Env.Capabilities = caps
 	}
 	if spec.Reward != nil && spec.Reward.Name == "" {
 		return nil, &CallError{Module: m.name, Call: "open", Reason: "reward spec has no name"}

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/envtest"
 	"github.com/troupe-dev/troupe/envs/matrix"
 	"github.com/troupe-dev/troupe/examples/wasm-go-env/notes"
+	"github.com/troupe-dev/troupe/internal/testenv"
 )
 
 func loadEnv(t testing.TB, name string, params map[string]any, sb core.Sandbox) *EnvSource {
@@ -59,84 +61,35 @@ func sameStep(t *testing.T, where string, got, want core.StepResult) {
 func TestGoExampleEnvMatchesNative(t *testing.T) {
 	params := map[string]any{"agents": 3, "max_steps": 6}
 	src := loadEnv(t, "notes.wasm", params, core.Sandbox{})
-	native, err := notes.New(params)
+	native, err := core.NewEnvSource(notes.New, params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(src.Spec(), native.Spec()) {
-		t.Fatalf("spec:\n wasm   %+v\n native %+v", src.Spec(), native.Spec())
+	all := core.CapTruncate | core.CapPrompt | core.CapSimulate | core.CapBaseline
+	if got := src.Spec().Capabilities; got != all {
+		t.Fatalf("capabilities %v, want %v", got, all)
 	}
-	if got := src.Capabilities(); !reflect.DeepEqual(got, []string{"truncate", "prompt", "simulate", "baseline"}) {
-		t.Fatalf("capabilities %v", got)
+	st := envtest.SameTrajectories(t, native, src, 1, 2, 3, 4, 5, 6, 7, 8)
+	if st.Baseline == 0 || st.Truncations == 0 || st.Ended < 6 {
+		t.Errorf("%+v: too few to compare", st)
 	}
 	env := startEnv(t, src)
+	if _, ok := env.(*Env); !ok {
+		t.Errorf("Open returned a %T, want a *Env", env)
+	}
 	for _, iface := range []struct {
 		name string
 		ok   bool
 	}{
-		{"Truncater", is[core.Truncater](env)}, {"Prompter", is[core.Prompter](env)},
-		{"Simulator", is[core.Simulator](env)}, {"BaselineProvider", is[core.BaselineProvider](env)},
+		{"Truncater", found(core.TruncaterOf(env))}, {"Prompter", found(core.PrompterOf(env))},
+		{"Simulator", found(core.SimulatorOf(env))}, {"BaselineProvider", found(core.BaselineProviderOf(env))},
 	} {
 		if !iface.ok {
-			t.Errorf("wasm env does not implement core.%s", iface.name)
+			t.Errorf("the runtime does not find the wasm env's core.%s", iface.name)
 		}
 	}
-	if Unwrap(env) == nil {
-		t.Error("Unwrap returned nil")
-	}
-	wb, err := env.(core.BaselineProvider).Baseline("sop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nb, _ := native.(core.BaselineProvider).Baseline("sop")
 	if _, err := env.(core.BaselineProvider).Baseline("nope"); err == nil {
 		t.Error("unknown baseline: no error")
-	}
-	for seed := uint64(1); seed <= 5; seed++ {
-		wo, err := env.Reset(seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		no, _ := native.Reset(seed)
-		if !reflect.DeepEqual(wo, no) {
-			t.Fatalf("seed %d reset:\n wasm   %+v\n native %+v", seed, wo, no)
-		}
-		if wp, np := env.(core.Prompter).Prompt(1, notes.Write), native.(core.Prompter).Prompt(1, notes.Write); !reflect.DeepEqual(wp, np) {
-			t.Fatalf("prompt:\n wasm   %+v\n native %+v", wp, np)
-		}
-		for step := 0; ; step++ {
-			d, err := wb.Act(wo)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if nd, _ := nb.Act(no); !reflect.DeepEqual(d, nd) {
-				t.Fatalf("baseline decisions %v, native %v", d, nd)
-			}
-			acts := make([]core.Action, len(d))
-			for i := range d {
-				acts[i].Decision = d[i]
-				if d[i] == notes.Write {
-					acts[i].Text = "A note on latency."
-					acts[i].Usage = core.Usage{PromptTokens: 5, CompletionTokens: 4 + i, Latency: time.Duration(i+1) * 300 * time.Millisecond, Backend: "sim"}
-				}
-			}
-			wr, err := env.Step(acts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			nr, _ := native.Step(acts)
-			sameStep(t, "step", wr, nr)
-			if ws, ns := env.State(), native.State(); !reflect.DeepEqual(ws, ns) {
-				t.Fatalf("state %v, native %v", ws, ns)
-			}
-			wo, no = wr.Observations, nr.Observations
-			if wr.Done() {
-				if wr.Metrics["makespan_s"] <= 0 || len(wr.Artifacts["notes.md"]) == 0 {
-					t.Fatalf("final step lacks metrics or artifacts: %+v", wr)
-				}
-				break
-			}
-		}
 	}
 	// Simulate: deterministic for the same generator state.
 	env.Reset(9)
@@ -167,60 +120,30 @@ func TestGoExampleEnvMatchesNative(t *testing.T) {
 	}
 }
 
-func is[T any](v any) bool { _, ok := v.(T); return ok }
+// found returns the ok of a core.XOf lookup.
+func found[T any](_ T, ok bool) bool { return ok }
 
 // The C matrix example plays exactly like the built-in matrix env.
 func TestCMatrixMatchesNative(t *testing.T) {
 	needC(t)
 	for _, params := range []map[string]any{nil, {"game": "penalty", "k": -50, "steps": 7}} {
 		src := loadEnv(t, "matrix.wasm", params, core.Sandbox{})
-		native, err := matrix.New(params)
+		if got := src.Spec().Capabilities; got != core.CapTruncate {
+			t.Fatalf("C matrix capabilities: %v, want truncate", got)
+		}
+		native, err := core.LoadEnv(context.Background(), core.SourceRef{Scheme: "builtin", Path: matrix.Name, Params: params})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(src.Spec(), native.Spec()) {
-			t.Fatalf("spec:\n wasm   %+v\n native %+v", src.Spec(), native.Spec())
+		if st := envtest.SameTrajectories(t, native, src, 0, 1, 2, 3, 4, 5); st.Truncations == 0 {
+			t.Errorf("%+v: no truncation compared", st)
 		}
 		env := startEnv(t, src)
-		if is[core.Prompter](env) || !is[core.Truncater](env) {
-			t.Fatalf("C matrix capabilities: %v", src.Capabilities())
-		}
-		rng := rand.New(rand.NewPCG(7, 7))
-		for ep := range 4 {
-			wo, err := env.Reset(uint64(ep))
-			if err != nil {
-				t.Fatal(err)
-			}
-			no, _ := native.Reset(uint64(ep))
-			if !reflect.DeepEqual(wo, no) {
-				t.Fatalf("reset:\n wasm   %+v\n native %+v", wo, no)
-			}
-			for {
-				acts := []core.Action{{Decision: rng.IntN(3)}, {Decision: rng.IntN(3), Text: "ignored", Usage: core.Usage{Backend: "sim"}}}
-				wr, err := env.Step(acts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				nr, _ := native.Step(acts)
-				sameStep(t, "step", wr, nr)
-				if !reflect.DeepEqual(env.State(), native.State()) {
-					t.Fatalf("state %v, native %v", env.State(), native.State())
-				}
-				if wr.Done() {
-					break
-				}
-			}
-		}
 		env.Reset(0)
 		env.Step([]core.Action{{Decision: 0}, {Decision: 0}})
-		native.Reset(0)
-		native.Step([]core.Action{{Decision: 0}, {Decision: 0}})
-		wt, err := env.(core.Truncater).Truncate()
-		if err != nil {
+		if _, err := env.(core.Truncater).Truncate(); err != nil {
 			t.Fatal(err)
 		}
-		nt, _ := native.Truncate()
-		sameStep(t, "truncate", wt, nt)
 		_, err = env.Step([]core.Action{{Decision: 0}, {Decision: 5}})
 		if err == nil || !strings.Contains(err.Error(), "Step after the episode ended") {
 			t.Fatalf("step after truncate: %v", err)
@@ -350,7 +273,7 @@ func TestFaults(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if time.Since(start) > 3*time.Second {
+			if testenv.Timing() && time.Since(start) > 3*time.Second {
 				t.Errorf("the failure took %v", time.Since(start))
 			}
 			for _, w := range c.want {
@@ -410,7 +333,7 @@ func TestTimeoutUnderGCPressure(t *testing.T) {
 		if _, err := env.Step(acts); err == nil || !strings.Contains(err.Error(), "timed out after 300ms") {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if d := time.Since(start); d > 5*time.Second {
+		if d := time.Since(start); testenv.Timing() && d > 5*time.Second {
 			t.Errorf("%s: stopping took %v", name, d)
 		}
 	}

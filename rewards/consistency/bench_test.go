@@ -19,16 +19,3 @@ func BenchmarkCheck(b *testing.B) {
 		Check(doc)
 	}
 }
-
-func BenchmarkRestyle(b *testing.B) {
-	doc, err := os.ReadFile(benchDoc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := Style{HeadingSetext, CaseTitle, BulletPlus, EmphasisUnderscore, StrongUnderscore, CodeTilde, SpellingUK, PersonSingular}
-	b.SetBytes(int64(len(doc)))
-	b.ReportAllocs()
-	for b.Loop() {
-		Restyle(string(doc), s)
-	}
-}

@@ -5,8 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/troupe-dev/troupe/internal/markdown"
 )
 
 // Check names, in the order Report.Checks lists them.
@@ -147,36 +147,16 @@ func Check(doc []byte) Report {
 	return Options{}.Check(doc)
 }
 
-// NormalizeHeading folds a heading or section name for matching: lower
-// case, letters only, runs of spaces, hyphens and underscores as one space.
-func NormalizeHeading(plain string) string {
-	var sb strings.Builder
-	space := true
-	for _, r := range strings.ToLower(plain) {
-		switch {
-		case unicode.IsLetter(r):
-			sb.WriteRune(r)
-			space = false
-		case r == '-' || r == '_' || unicode.IsSpace(r):
-			if !space {
-				sb.WriteByte(' ')
-				space = true
-			}
-		}
-	}
-	return strings.TrimSpace(sb.String())
-}
-
 // sectionMatcher maps heading text to a template section index.
 type sectionMatcher struct {
 	names map[string]int
-	strip stripper
+	strip markdown.Stripper
 }
 
 func newSectionMatcher(sections []string) *sectionMatcher {
 	m := &sectionMatcher{names: make(map[string]int, 2*len(sections))}
 	for i, s := range sections {
-		n := NormalizeHeading(s)
+		n := markdown.NormalizeHeading(s)
 		m.names[n] = i
 		if strings.HasSuffix(n, "s") {
 			m.names[strings.TrimSuffix(n, "s")] = i
@@ -191,7 +171,7 @@ func (m *sectionMatcher) index(text string) int {
 	if len(text) > 200 {
 		return -1
 	}
-	n := NormalizeHeading(m.strip.plain(text, nil))
+	n := markdown.NormalizeHeading(m.strip.Plain(text, nil))
 	if i, ok := m.names[n]; ok {
 		return i
 	}
@@ -222,7 +202,7 @@ func abbreviation(w string) bool {
 	if len(w) == 1 {
 		return w != "x"
 	}
-	return abbreviations[lowerASCII(w)]
+	return abbreviations[markdown.LowerASCII(w)]
 }
 
 // Check scores doc under the options o.
@@ -241,40 +221,40 @@ func (o Options) Check(src []byte) Report {
 	}
 
 	sm := newSectionMatcher(tmpl.Sections)
-	d := parse(string(src), sm.index)
+	d := markdown.Parse(string(src), sm.index)
 
 	var (
-		strip    stripper
-		st       inlineStats
+		strip    markdown.Stripper
+		st       markdown.InlineStats
 		us, uk   int
 		we, i1   int
 		sections = map[int]*sectionText{}
 	)
 	var quotes []int // [start, end) offsets of double-quoted text in the current unit
-	for ui := range d.units {
-		u := &d.units[ui]
-		plain := strip.plain(u.text, &st)
+	for ui := range d.Units {
+		u := &d.Units[ui]
+		plain := strip.Plain(u.Text, &st)
 		// Quoted material is someone else's style: block quotes are left
 		// out of every text check, double-quoted text of spelling and person.
-		if u.kind == unitQuote {
+		if u.Kind == markdown.UnitQuote {
 			continue
 		}
-		quotes = quotedRanges(plain, quotes[:0])
+		quotes = markdown.QuotedRanges(plain, quotes[:0])
 		var acc *sectionText
-		if u.section >= 0 && u.kind != unitHeading && u.kind != unitTable {
-			acc = sections[u.section]
+		if u.Section >= 0 && u.Kind != markdown.UnitHeading && u.Kind != markdown.UnitTable {
+			acc = sections[u.Section]
 			if acc == nil {
 				acc = &sectionText{lastPara: -1}
-				sections[u.section] = acc
+				sections[u.Section] = acc
 			}
-			if acc.open && acc.lastPara != u.para {
+			if acc.open && acc.lastPara != u.Para {
 				acc.sentences++
 				acc.open = false
 			}
-			acc.lastPara = u.para
+			acc.lastPara = u.Para
 		}
 		q := 0
-		eachWord(plain, func(w string, start int, prev, next byte) {
+		markdown.EachWord(plain, func(w string, start int, prev, next byte) {
 			if acc != nil {
 				acc.words++
 				acc.syllables += syllables(w)
@@ -290,21 +270,18 @@ func (o Options) Check(src []byte) Report {
 			if q < len(quotes) && quotes[q] <= start {
 				return // inside quotes
 			}
-			if (len(w) < 2 && w != "I") || len(w) > maxStyleWord || identifierLike(prev, next, plain[start+len(w):]) {
+			if (len(w) < 2 && w != "I") || len(w) > maxStyleWord || markdown.IdentifierLike(prev, next, plain[start+len(w):]) {
 				return
 			}
-			if maybeSpellingWord(w) {
-				var buf [maxStyleWord]byte
-				if v, ok := spellIndex[string(lowerInto(buf[:0], w))]; ok {
-					if v.variant == SpellingUS {
-						us++
-					} else {
-						uk++
-					}
-					return
+			if v, ok := markdown.SpellingOfWord(w); ok {
+				if v == SpellingUS {
+					us++
+				} else {
+					uk++
 				}
+				return
 			}
-			if p, ok := personOf(w); ok {
+			if p, ok := markdown.PersonOf(w); ok {
 				if p == PersonPlural {
 					we++
 				} else {
@@ -312,7 +289,7 @@ func (o Options) Check(src []byte) Report {
 				}
 			}
 		})
-		if acc != nil && u.kind == unitListItem && acc.open {
+		if acc != nil && u.Kind == markdown.UnitListItem && acc.open {
 			acc.sentences++
 			acc.open = false
 		}
@@ -322,9 +299,9 @@ func (o Options) Check(src []byte) Report {
 
 	// title (MD025, MD041)
 	{
-		h1, firstIsH1 := 0, len(d.headings) > 0 && d.headings[0].level == 1
-		for _, h := range d.headings {
-			if h.level == 1 {
+		h1, firstIsH1 := 0, len(d.Headings) > 0 && d.Headings[0].Level == 1
+		for _, h := range d.Headings {
+			if h.Level == 1 {
 				h1++
 			}
 		}
@@ -352,8 +329,8 @@ func (o Options) Check(src []byte) Report {
 		first[i] = -1
 	}
 	var seq []int
-	for hi, h := range d.headings {
-		if k := h.section; k >= 0 {
+	for hi, h := range d.Headings {
+		if k := h.Section; k >= 0 {
 			seq = append(seq, k)
 			if first[k] < 0 {
 				first[k] = hi
@@ -389,9 +366,9 @@ func (o Options) Check(src []byte) Report {
 				continue
 			}
 			present++
-			lines := d.headings[hi].contentLines
-			for j := hi + 1; j < len(d.headings) && d.headings[j].level > d.headings[hi].level; j++ {
-				lines += d.headings[j].contentLines
+			lines := d.Headings[hi].ContentLines
+			for j := hi + 1; j < len(d.Headings) && d.Headings[j].Level > d.Headings[hi].Level; j++ {
+				lines += d.Headings[j].ContentLines
 			}
 			if lines > 0 {
 				filled++
@@ -414,31 +391,31 @@ func (o Options) Check(src []byte) Report {
 	{
 		bad := 0
 		var at []string
-		for i := 1; i < len(d.headings); i++ {
-			if d.headings[i].level > d.headings[i-1].level+1 {
+		for i := 1; i < len(d.Headings); i++ {
+			if d.Headings[i].Level > d.Headings[i-1].Level+1 {
 				bad++
 				if len(at) < 3 {
-					at = append(at, fmt.Sprintf("line %d", d.headings[i].line))
+					at = append(at, fmt.Sprintf("line %d", d.Headings[i].Line))
 				}
 			}
 		}
 		pass := 1.0
-		if len(d.headings) > 1 {
-			pass = 1 - float64(bad)/float64(len(d.headings)-1)
+		if len(d.Headings) > 1 {
+			pass = 1 - float64(bad)/float64(len(d.Headings)-1)
 		}
-		detail := fmt.Sprintf("%d skipped level(s) in %d headings", bad, len(d.headings))
+		detail := fmt.Sprintf("%d skipped level(s) in %d headings", bad, len(d.Headings))
 		if bad > 0 {
 			detail += " (" + strings.Join(at, ", ") + ")"
 		}
-		checks = append(checks, CheckResult{Name: CheckHeadingLevels, Pass: pass, N: max(0, len(d.headings)-1), Detail: detail})
+		checks = append(checks, CheckResult{Name: CheckHeadingLevels, Pass: pass, N: max(0, len(d.Headings)-1), Detail: detail})
 	}
 
 	// heading_style (MD003), judged on levels 1 and 2
 	{
 		var c counter
-		for _, h := range d.headings {
-			if h.level <= 2 {
-				c.add(string(h.style))
+		for _, h := range d.Headings {
+			if h.Level <= 2 {
+				c.add(string(h.Style))
 			}
 		}
 		checks = append(checks, c.result(CheckHeadingStyle, "H1/H2 headings"))
@@ -447,8 +424,8 @@ func (o Options) Check(src []byte) Report {
 	// heading_case
 	{
 		var c counter
-		for _, h := range d.headings {
-			if hc, ok := classifyPlainHeading(strip.plain(h.text, nil)); ok {
+		for _, h := range d.Headings {
+			if hc, ok := classifyPlainHeading(strip.Plain(h.Text, nil)); ok {
 				c.add(string(hc))
 			}
 		}
@@ -458,8 +435,8 @@ func (o Options) Check(src []byte) Report {
 	// bullet_style (MD004)
 	{
 		var c counter
-		for _, b := range d.bullets {
-			c.add(b.marker.String())
+		for _, b := range d.Bullets {
+			c.add(b.Marker.String())
 		}
 		checks = append(checks, c.result(CheckBulletStyle, "bullets"))
 	}
@@ -467,20 +444,20 @@ func (o Options) Check(src []byte) Report {
 	// emphasis_style (MD049), strong_style (MD050)
 	{
 		var c counter
-		c.addN(string(EmphasisStar), st.emStar)
-		c.addN(string(EmphasisUnderscore), st.emUnderscore)
+		c.addN(string(EmphasisStar), st.EmStar)
+		c.addN(string(EmphasisUnderscore), st.EmUnderscore)
 		checks = append(checks, c.result(CheckEmphasisStyle, "emphasis"))
 		var s counter
-		s.addN(string(StrongStar), st.strongStar)
-		s.addN(string(StrongUnderscore), st.strongUnderscore)
+		s.addN(string(StrongStar), st.StrongStar)
+		s.addN(string(StrongUnderscore), st.StrongUnderscore)
 		checks = append(checks, s.result(CheckStrongStyle, "strong"))
 	}
 
 	// code_style (MD046, MD048)
 	{
 		var c counter
-		for _, cb := range d.code {
-			c.add(string(cb.style))
+		for _, cb := range d.Code {
+			c.add(string(cb.Style))
 		}
 		checks = append(checks, c.result(CheckCodeStyle, "code blocks"))
 	}
@@ -644,61 +621,3 @@ func sentenceEnds(rest string) bool {
 // maxStyleWord is the longest word the spelling and person checks look up
 // ("organisational", "standardisation" and "ourselves" fit).
 const maxStyleWord = 16
-
-// lowerInto appends w lower-cased (ASCII only) to dst.
-func lowerInto(dst []byte, w string) []byte {
-	for i := 0; i < len(w); i++ {
-		c := w[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
-}
-
-// quotedRanges appends to dst the [start, end) byte ranges of s inside
-// double quotes ("…" or “…”); an unclosed quote is ignored.
-func quotedRanges(s string, dst []int) []int {
-	if strings.IndexByte(s, '"') < 0 && !strings.Contains(s, "“") {
-		return dst
-	}
-	open := -1
-	for i := 0; i < len(s); {
-		r, sz := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case open < 0 && (r == '"' || r == '“'):
-			open = i
-		case open >= 0 && (r == '"' || r == '”'):
-			dst = append(dst, open, i+sz)
-			open = -1
-		}
-		i += sz
-	}
-	return dst
-}
-
-// blankQuoted replaces text inside double quotes ("…" or “…”) with spaces;
-// an unclosed quote is left alone.
-func blankQuoted(s string) string {
-	rs := quotedRanges(s, nil)
-	if len(rs) == 0 {
-		return s
-	}
-	b := []byte(s)
-	for k := 0; k < len(rs); k += 2 {
-		for j := rs[k]; j < rs[k+1]; j++ {
-			b[j] = ' '
-		}
-	}
-	return string(b)
-}
-
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			return strings.ToLower(s)
-		}
-	}
-	return s
-}

@@ -109,11 +109,13 @@
 //
 // # Style vocabulary
 //
-// The constants above, [SpellingPairs], [PersonWords], [ToTitleCase] and
-// [ToSentenceCase] are the definitions the checks use, exported so that a
-// writer (such as the writing env's simulated authors) can render text in
-// a given style with the same definitions; [Restyle] applies a whole
-// [Style] to a Markdown fragment.
+// The constants above, [SpellingPairs] and [PersonWords] are the
+// definitions the checks count by. They, and the reading of Markdown
+// itself (blocks, emphasis, words), live in internal/markdown, which the
+// writing env's simulated writers read Markdown with too, so that a
+// document they render in one style passes every "one style" check. This
+// package only judges documents; rendering text in a style is the writing
+// env's business (envs/writing/internal/restyle).
 //
 // # Measured
 //
@@ -122,8 +124,9 @@
 // text), Score has min 0.766, median 0.939, mean 0.929; on the 15 held-out
 // RFCs min 0.838, median 0.956. Real RFCs are not perfectly consistent:
 // their authors mix bullet markers, heading case and "I" with "we". The
-// same 40 RFCs given a title and restyled section by section (see
-// corpus_test.go): one author, one random Style: mean 0.995, and every
+// same 40 RFCs given a title and rendered section by section by the
+// writing env's simulated writers (see TestAuthorsOnRealText in
+// envs/writing): one author with random habits: mean 0.995, and every
 // "one style" check 1; four authors in one house style: mean 0.994; four
 // authors with pairwise different habits: min 0.495, median 0.681,
 // max 0.833; four authors with random habits: mean 0.74.

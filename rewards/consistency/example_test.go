@@ -33,23 +33,3 @@ Our readers notice when the style changes.
 	// bullet_style 0.33 (bullets: - 2, * 1)
 	// score 0.917
 }
-
-func ExampleRestyle() {
-	md := "## Prior art\n\nWe analyzed *three* tools:\n\n* one\n* two\n"
-	fmt.Print(consistency.Restyle(md, consistency.Style{
-		Heading:  consistency.HeadingSetext,
-		Case:     consistency.CaseTitle,
-		Bullet:   consistency.BulletDash,
-		Emphasis: consistency.EmphasisUnderscore,
-		Spelling: consistency.SpellingUK,
-		Person:   consistency.PersonSingular,
-	}))
-	// Output:
-	// Prior Art
-	// ---------
-	//
-	// I analysed _three_ tools:
-	//
-	// - one
-	// - two
-}

@@ -43,10 +43,9 @@ import (
 	"github.com/troupe-dev/troupe/internal/wasmabi"
 )
 
-// YieldInterval is how many hot calls (reset, step, state, baseline) may
-// pass between two runtime.Gosched calls; 1 yields after every call. Set it
-// from init if a step allocates many megabytes.
-var YieldInterval = 16
+// YieldInterval is how many hot calls (reset, step, state, baseline) pass
+// between two runtime.Gosched calls, which let the garbage collector run.
+const YieldInterval = 16
 
 // Open kinds: what the host asks the open export to create.
 const (

@@ -78,6 +78,9 @@ func New(params map[string]any) (core.Env, error) {
 		Metrics:   []string{"makespan_s", "reference_makespan_s", "tokens", "reference_tokens", "coverage"},
 		Baselines: []string{"sop"},
 		MaxSteps:  p.MaxSteps,
+		// Declared for in-process use; the guest kit declares to the host
+		// what the env implements.
+		Capabilities: core.CapTruncate | core.CapPrompt | core.CapSimulate | core.CapBaseline,
 	}
 	for i := range p.Agents {
 		e.spec.Agents = append(e.spec.Agents, fmt.Sprintf("writer_%d", i))

@@ -63,7 +63,12 @@ func (c *Env) Spec() core.EnvSpec {
 		StepRewards: true,
 		Metrics:     []string{"total"},
 		Baselines:   []string{"ones", "alternate"},
-		MaxSteps:    c.p.Steps,
+		// Carried by the spec JSON: the conformance test compares it.
+		ReferenceBaseline: "ones",
+		MaxSteps:          c.p.Steps,
+		// Declared for in-process use; the serve kit tells the host what
+		// the env implements.
+		Capabilities: core.CapTruncate | core.CapPrompt | core.CapSimulate | core.CapBaseline,
 	}
 }
 

@@ -1,31 +1,33 @@
-package consistency
+package markdown
 
 import (
 	"unicode"
 	"unicode/utf8"
 )
 
-// inlineStats counts emphasis and strong spans by delimiter character.
-type inlineStats struct {
-	emStar, emUnderscore         int
-	strongStar, strongUnderscore int
+// InlineStats counts emphasis and strong spans by delimiter character.
+type InlineStats struct {
+	EmStar, EmUnderscore         int
+	StrongStar, StrongUnderscore int
 }
 
-// stripper turns inline Markdown into plain text and counts emphasis. Its
+// Stripper turns inline Markdown into plain text and counts emphasis. Its
 // buffers are reused across calls.
-type stripper struct {
+type Stripper struct {
 	buf  []byte
 	runs []delimRun
-	// record makes emphasis append every match to matches.
+	// record makes emphasis append every match to matches (see
+	// EmphasisSpans).
 	record  bool
-	matches []emMatch
+	matches []EmMatch
 }
 
-// emMatch is one emphasis (n = 1) or strong (n = 2) span: the byte
-// offsets of its opening and closing delimiters.
-type emMatch struct {
-	open, close, n int
-	ch             byte
+// EmMatch is one emphasis (N = 1) or strong (N = 2) span: the byte
+// offsets of its opening and closing delimiters, and the delimiter
+// character ('*' or '_').
+type EmMatch struct {
+	Open, Close, N int
+	Ch             byte
 }
 
 type delimRun struct {
@@ -35,11 +37,11 @@ type delimRun struct {
 	active          bool
 }
 
-// plain returns s with code spans, URLs, HTML tags, link destinations and
+// Plain returns s with code spans, URLs, HTML tags, link destinations and
 // references removed, link brackets dropped, and matched emphasis
 // delimiters replaced by spaces; emphasis spans are added to st (if not nil).
-// The result aliases the stripper's buffer until the next call.
-func (p *stripper) plain(s string, st *inlineStats) string {
+// The result aliases the Stripper's buffer until the next call.
+func (p *Stripper) Plain(s string, st *InlineStats) string {
 	b := p.buf[:0]
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -53,8 +55,8 @@ func (p *stripper) plain(s string, st *inlineStats) string {
 			i += 2
 			continue
 		case c == '`':
-			n := runLen(s, i, '`')
-			if end := findBacktickRun(s, i+n, n); end >= 0 {
+			n := RunLen(s, i, '`')
+			if end := FindBacktickRun(s, i+n, n); end >= 0 {
 				// A code span reads as one short word, so sentences and
 				// emphasis around it keep their shape.
 				b = append(b, 'x')
@@ -82,7 +84,7 @@ func (p *stripper) plain(s string, st *inlineStats) string {
 			continue
 		case c == ']':
 			if i+1 < len(s) && s[i+1] == '(' {
-				if j := matchParen(s, i+1); j > 0 {
+				if j := MatchParen(s, i+1); j > 0 {
 					i = j + 1
 					continue
 				}
@@ -113,7 +115,7 @@ func (p *stripper) plain(s string, st *inlineStats) string {
 // emphasis finds emphasis and strong spans in p.buf with CommonMark's
 // flanking rules (simplified: no "rule of 3"), counts them into st and
 // blanks the matched delimiters.
-func (p *stripper) emphasis(st *inlineStats) {
+func (p *Stripper) emphasis(st *InlineStats) {
 	b := p.buf
 	p.runs = p.runs[:0]
 	for i := 0; i < len(b); {
@@ -167,17 +169,17 @@ func (p *stripper) emphasis(st *inlineStats) {
 				if st != nil {
 					switch {
 					case use == 2 && c == '*':
-						st.strongStar++
+						st.StrongStar++
 					case use == 2:
-						st.strongUnderscore++
+						st.StrongUnderscore++
 					case c == '*':
-						st.emStar++
+						st.EmStar++
 					default:
-						st.emUnderscore++
+						st.EmUnderscore++
 					}
 				}
 				if p.record {
-					p.matches = append(p.matches, emMatch{open: o.pos + o.n - use, close: pos, n: use, ch: c})
+					p.matches = append(p.matches, EmMatch{Open: o.pos + o.n - use, Close: pos, N: use, Ch: c})
 				}
 				for j := 0; j < use; j++ {
 					b[o.pos+o.n-1-j] = ' '
@@ -204,7 +206,19 @@ func (p *stripper) emphasis(st *inlineStats) {
 	}
 }
 
-func runLen(s string, i int, c byte) int {
+// EmphasisSpans returns the emphasis and strong spans of masked, a line of
+// inline Markdown in which code, URLs and the like are masked (see Mask),
+// found as Plain finds them. The result is valid until the next call.
+func (p *Stripper) EmphasisSpans(masked []byte) []EmMatch {
+	p.buf = append(p.buf[:0], masked...)
+	p.record, p.matches = true, p.matches[:0]
+	p.emphasis(nil)
+	p.record = false
+	return p.matches
+}
+
+// RunLen returns the length of the run of c starting at s[i].
+func RunLen(s string, i int, c byte) int {
 	n := 0
 	for i+n < len(s) && s[i+n] == c {
 		n++
@@ -212,15 +226,15 @@ func runLen(s string, i int, c byte) int {
 	return n
 }
 
-// findBacktickRun returns the start of the next run of exactly n backticks
+// FindBacktickRun returns the start of the next run of exactly n backticks
 // at or after i, or -1.
-func findBacktickRun(s string, i, n int) int {
+func FindBacktickRun(s string, i, n int) int {
 	for i < len(s) {
 		if s[i] != '`' {
 			i++
 			continue
 		}
-		m := runLen(s, i, '`')
+		m := RunLen(s, i, '`')
 		if m == n {
 			return i
 		}
@@ -254,8 +268,8 @@ func htmlOrAutolinkEnd(s string, i int) int {
 	return i
 }
 
-// matchParen returns the index of the ')' matching the '(' at s[i], or -1.
-func matchParen(s string, i int) int {
+// MatchParen returns the index of the ')' matching the '(' at s[i], or -1.
+func MatchParen(s string, i int) int {
 	depth := 0
 	for j := i; j < len(s); j++ {
 		switch s[j] {
@@ -305,10 +319,10 @@ func lastRune(b []byte) (rune, int) {
 	return utf8.DecodeLastRune(b)
 }
 
-// mask returns a copy of s of the same length in which code spans, URLs,
+// Mask returns a copy of s of the same length in which code spans, URLs,
 // HTML tags, link destinations and backslash escapes are overwritten with
 // 'x', so that emphasis and words can be found at their original offsets.
-func mask(s string) []byte {
+func Mask(s string) []byte {
 	b := []byte(s)
 	fill := func(i, j int) {
 		for k := i; k < j && k < len(b); k++ {
@@ -323,8 +337,8 @@ func mask(s string) []byte {
 			i += 2
 			continue
 		case c == '`':
-			n := runLen(s, i, '`')
-			if end := findBacktickRun(s, i+n, n); end >= 0 {
+			n := RunLen(s, i, '`')
+			if end := FindBacktickRun(s, i+n, n); end >= 0 {
 				fill(i, end+n)
 				i = end + n
 				continue
@@ -346,7 +360,7 @@ func mask(s string) []byte {
 			i = j
 			continue
 		case c == ']' && i+1 < len(s) && s[i+1] == '(':
-			if j := matchParen(s, i+1); j > 0 {
+			if j := MatchParen(s, i+1); j > 0 {
 				fill(i+2, j)
 				i = j + 1
 				continue

@@ -1,97 +1,101 @@
-package consistency
+package markdown
 
 import (
 	"strings"
 )
 
-// The parser is a line-based approximation of CommonMark block structure:
-// enough to find headings (ATX and setext), list items, fenced and
-// indented code blocks, block quotes, tables, HTML blocks and link
-// reference definitions, and to attribute prose to sections. It never
-// fails: any input is some document.
+// UnitKind says what kind of prose a Unit is.
+type UnitKind uint8
 
-// unitKind says what kind of prose a unit is.
-type unitKind uint8
-
+// Kinds of prose.
 const (
-	unitParagraph unitKind = iota
-	unitListItem
-	unitTable
-	unitQuote
-	unitHeading
+	UnitParagraph UnitKind = iota
+	UnitListItem
+	UnitTable
+	UnitQuote
+	UnitHeading
 )
 
-// unit is one piece of prose: a paragraph line, a list item's text, a table
+// Unit is one piece of prose: a paragraph line, a list item's text, a table
 // row, a block-quote line or a heading's text. Units of the same paragraph
-// share a para number, so sentences may continue across lines.
-type unit struct {
-	kind    unitKind
-	text    string // raw inline Markdown, code spans and all
-	line    int    // 1-based
-	para    int    // paragraph number; consecutive lines of one paragraph share it
-	section int    // index into doc.headings of the enclosing top section, -1 if none
+// share a Para number, so sentences may continue across lines.
+type Unit struct {
+	Kind    UnitKind
+	Text    string // raw inline Markdown, code spans and all
+	Line    int    // 1-based
+	Para    int    // paragraph number; consecutive lines of one paragraph share it
+	Section int    // index into Doc.Headings of the enclosing section heading, -1 if none
 }
 
-type heading struct {
-	level int
-	text  string // raw inline Markdown
-	style HeadingStyle
-	line  int
-	// section is the template section the heading names, or -1.
-	section int
-	// contentLines counts non-heading content lines (prose, list, table,
+// Heading is one heading of the document.
+type Heading struct {
+	Level int
+	Text  string // raw inline Markdown
+	Style HeadingStyle
+	Line  int // 1-based
+	// Section is what Parse's sectionOf returned for the heading's text
+	// (a template section index), or -1.
+	Section int
+	// ContentLines counts non-heading content lines (prose, list, table,
 	// quote, code) directly below this heading up to the next heading.
-	contentLines int
+	ContentLines int
 }
 
-type codeBlock struct {
-	style CodeStyle
-	line  int
+// CodeBlock is one fenced or indented code block.
+type CodeBlock struct {
+	Style CodeStyle
+	Line  int // 1-based, of the opening fence or first line
 }
 
-type bullet struct {
-	marker BulletMarker
-	line   int
+// Bullet is one unordered list item.
+type Bullet struct {
+	Marker BulletMarker
+	Line   int // 1-based
 }
 
-// lineKind classifies a source line, for Restyle.
-type lineKind uint8
+// LineKind classifies a source line.
+type LineKind uint8
 
+// Kinds of lines.
 const (
-	lkOther       lineKind = iota // front matter, HTML, link reference definitions, thematic breaks
-	lkBlank                       // blank line
-	lkFenceOpen                   // opening code fence
-	lkFenceBody                   // line inside a fenced code block
-	lkFenceClose                  // closing code fence
-	lkIndented                    // line of an indented code block
-	lkATX                         // ATX heading
-	lkSetextText                  // text line of a setext heading
-	lkSetextUnder                 // setext underline
-	lkList                        // list item line; off is the marker's offset
-	lkProse                       // paragraph line; off is the text's offset
-	lkQuote                       // block quote line
-	lkTable                       // table row
+	LineOther       LineKind = iota // front matter, HTML, link reference definitions, thematic breaks
+	LineBlank                       // blank line
+	LineFenceOpen                   // opening code fence
+	LineFenceBody                   // line inside a fenced code block
+	LineFenceClose                  // closing code fence
+	LineIndented                    // line of an indented code block
+	LineATX                         // ATX heading
+	LineSetextText                  // text line of a setext heading
+	LineSetextUnder                 // setext underline
+	LineList                        // list item line; Off is the marker's offset
+	LineProse                       // paragraph line; Off is the text's offset
+	LineQuote                       // block quote line
+	LineTable                       // table row
 )
 
-// lineInfo is what the parser found on one line.
-type lineInfo struct {
-	kind  lineKind
-	off   int // byte offset of the marker (lists) or text (prose)
-	width int // list marker plus spaces, in bytes
-	level int // heading level
+// Line is what the parser found on one source line.
+type Line struct {
+	Kind LineKind
+	// Off is the byte offset of the line's first non-blank character on
+	// fence openings, ATX headings, list items, quotes, tables and prose
+	// lines, and 0 on the others.
+	Off   int
+	Width int // list items: the marker plus the spaces after it, in bytes
+	Level int // headings (ATX, setext text and underline): the level
 }
 
-type doc struct {
-	lines    []lineInfo // one per source line
-	headings []heading
-	code     []codeBlock
-	bullets  []bullet
-	units    []unit
+// Doc is the block structure of a Markdown document.
+type Doc struct {
+	Lines    []Line // one per source line
+	Headings []Heading
+	Code     []CodeBlock
+	Bullets  []Bullet
+	Units    []Unit
 }
 
-// indentOf returns the visual indent of s (tabs to the next multiple of 4)
+// IndentOf returns the visual indent of s (tabs to the next multiple of 4)
 // and the byte offset of the first non-blank character.
-func indentOf(s string) (cols, off int) {
+func IndentOf(s string) (cols, off int) {
 	for off < len(s) {
 		switch s[off] {
 		case ' ':
@@ -106,7 +110,8 @@ func indentOf(s string) (cols, off int) {
 	return cols, off
 }
 
-func isBlank(s string) bool {
+// IsBlank reports whether s holds only spaces, tabs and carriage returns.
+func IsBlank(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] != ' ' && s[i] != '\t' && s[i] != '\r' {
 			return false
@@ -116,7 +121,8 @@ func isBlank(s string) bool {
 }
 
 // FenceOpen reports whether t (already stripped of indentation) opens a
-// fenced code block (three or more backticks or tildes), returning the fence character and run length.
+// fenced code block (three or more backticks or tildes), returning the
+// fence character and run length.
 func FenceOpen(t string) (ch byte, n int, ok bool) {
 	if len(t) < 3 || (t[0] != '`' && t[0] != '~') {
 		return 0, 0, false
@@ -140,11 +146,13 @@ func fenceClose(t string, ch byte, n int) bool {
 	for k < len(t) && t[k] == ch {
 		k++
 	}
-	return k >= n && isBlank(t[k:])
+	return k >= n && IsBlank(t[k:])
 }
 
-// atxHeading parses an ATX heading line (indentation already removed).
-func atxHeading(t string) (level int, text string, closed, ok bool) {
+// ATXHeading parses an ATX heading line (indentation already removed): its
+// level, its text without the optional closing sequence, and whether it
+// has one ("## Title ##").
+func ATXHeading(t string) (level int, text string, closed, ok bool) {
 	for level < len(t) && t[level] == '#' {
 		level++
 	}
@@ -270,10 +278,17 @@ func htmlBlockStart(t string) bool {
 	return c == '/' || c == '!' || c == '?' || (c|0x20 >= 'a' && c|0x20 <= 'z')
 }
 
-// parse splits src into the block structure the checks need; sectionOf
-// maps a heading's text to its template section index, or -1.
-func parse(src string, sectionOf func(text string) int) *doc {
-	d := &doc{}
+// Parse reads the block structure of src: a line-based approximation of
+// CommonMark, enough to find headings (ATX and setext), list items, fenced
+// and indented code blocks, block quotes, tables, HTML blocks and link
+// reference definitions, and to attribute prose to sections. YAML front
+// matter, HTML blocks, comments and link reference definitions are
+// skipped. sectionOf maps a heading's text to a section index, or -1 (see
+// NoSections); a heading with an index opens a section that the prose
+// below it, down to the next heading of its level or above, belongs to.
+// Parse never fails: any input is some document.
+func Parse(src string, sectionOf func(text string) int) *Doc {
+	d := &Doc{}
 	var (
 		inFence       bool
 		fenceCh       byte
@@ -283,7 +298,7 @@ func parse(src string, sectionOf func(text string) int) *doc {
 		prevBlank     = true
 		paraOpen      bool // the previous line is a paragraph line (setext candidate / lazy continuation)
 		paraPlain     bool // that paragraph started outside a list item
-		paraStart     int  // index into d.units of the open paragraph's first line
+		paraStart     int  // index into d.Units of the open paragraph's first line
 		para          int
 		inList        bool
 		listIndent    int // content column of the innermost list item
@@ -294,13 +309,13 @@ func parse(src string, sectionOf func(text string) int) *doc {
 	)
 	addContent := func() {
 		if lastHeading >= 0 {
-			d.headings[lastHeading].contentLines++
+			d.Headings[lastHeading].ContentLines++
 		}
 	}
 	addHeading := func(level int, text string, style HeadingStyle, line int) {
 		sec := sectionOf(text)
-		d.headings = append(d.headings, heading{level: level, text: text, style: style, line: line, section: sec})
-		idx := len(d.headings) - 1
+		d.Headings = append(d.Headings, Heading{Level: level, Text: text, Style: style, Line: line, Section: sec})
+		idx := len(d.Headings) - 1
 		lastHeading = idx
 		if sec >= 0 {
 			curSection, curSecLevel = idx, level
@@ -308,7 +323,7 @@ func parse(src string, sectionOf func(text string) int) *doc {
 			curSection = -1
 		}
 		para++
-		d.units = append(d.units, unit{kind: unitHeading, text: text, line: line, para: para, section: curSection})
+		d.Units = append(d.Units, Unit{Kind: UnitHeading, Text: text, Line: line, Para: para, Section: curSection})
 		para++
 	}
 
@@ -322,8 +337,8 @@ func parse(src string, sectionOf func(text string) int) *doc {
 		}
 		lineNo++
 		ln = strings.TrimRight(ln, "\r")
-		d.lines = append(d.lines, lineInfo{})
-		li := &d.lines[len(d.lines)-1]
+		d.Lines = append(d.Lines, Line{})
+		li := &d.Lines[len(d.Lines)-1]
 
 		if lineNo == 1 && strings.TrimSpace(ln) == "---" {
 			inFrontmatter = true // YAML front matter: skipped
@@ -336,13 +351,13 @@ func parse(src string, sectionOf func(text string) int) *doc {
 			continue
 		}
 		if inFence {
-			_, off := indentOf(ln)
-			li.kind = lkFenceBody
+			_, off := IndentOf(ln)
+			li.Kind = LineFenceBody
 			if fenceClose(ln[off:], fenceCh, fenceN) {
-				li.kind = lkFenceClose
+				li.Kind = LineFenceClose
 				inFence = false
 				prevBlank, paraOpen = true, false
-			} else if !isBlank(ln) {
+			} else if !IsBlank(ln) {
 				addContent()
 			}
 			continue
@@ -353,13 +368,13 @@ func parse(src string, sectionOf func(text string) int) *doc {
 			}
 			continue
 		}
-		if isBlank(ln) {
-			li.kind = lkBlank
+		if IsBlank(ln) {
+			li.Kind = LineBlank
 			prevBlank, paraOpen = true, false
 			para++
 			continue
 		}
-		cols, off := indentOf(ln)
+		cols, off := IndentOf(ln)
 		t := ln[off:]
 		base := 0
 		if inList {
@@ -368,7 +383,7 @@ func parse(src string, sectionOf func(text string) int) *doc {
 		// Continuation of an indented code block.
 		if inIndented {
 			if cols >= base+4 {
-				li.kind = lkIndented
+				li.Kind = LineIndented
 				addContent()
 				continue
 			}
@@ -383,8 +398,8 @@ func parse(src string, sectionOf func(text string) int) *doc {
 		}
 		// Indented code block: needs a blank line (or block boundary) before it.
 		if cols >= base+4 && !paraOpen {
-			d.code = append(d.code, codeBlock{style: CodeIndented, line: lineNo})
-			li.kind = lkIndented
+			d.Code = append(d.Code, CodeBlock{Style: CodeIndented, Line: lineNo})
+			li.Kind = LineIndented
 			inIndented = true
 			addContent()
 			prevBlank = false
@@ -398,8 +413,8 @@ func parse(src string, sectionOf func(text string) int) *doc {
 				if ch == '~' {
 					style = CodeTilde
 				}
-				d.code = append(d.code, codeBlock{style: style, line: lineNo})
-				li.kind, li.off = lkFenceOpen, off
+				d.Code = append(d.Code, CodeBlock{Style: style, Line: lineNo})
+				li.Kind, li.Off = LineFenceOpen, off
 				addContent()
 				prevBlank, paraOpen = false, false
 				para++
@@ -407,31 +422,31 @@ func parse(src string, sectionOf func(text string) int) *doc {
 			}
 		}
 		if cols <= 3 {
-			if level, text, closed, ok := atxHeading(t); ok {
+			if level, text, closed, ok := ATXHeading(t); ok {
 				style := HeadingATX
 				if closed {
 					style = HeadingATXClosed
 				}
 				addHeading(level, text, style, lineNo)
-				li.kind, li.off, li.level = lkATX, off, level
+				li.Kind, li.Off, li.Level = LineATX, off, level
 				prevBlank, paraOpen, inList = false, false, false
 				continue
 			}
 			if lv := setextUnderline(t); lv > 0 && paraOpen && paraPlain {
 				// The open paragraph becomes the heading.
 				var parts []string
-				for _, u := range d.units[paraStart:] {
-					parts = append(parts, strings.TrimSpace(u.text))
+				for _, u := range d.Units[paraStart:] {
+					parts = append(parts, strings.TrimSpace(u.Text))
 				}
-				headLine := d.units[paraStart].line
-				for _, u := range d.units[paraStart:] {
-					d.lines[u.line-1].kind = lkSetextText
-					d.lines[u.line-1].level = lv
+				headLine := d.Units[paraStart].Line
+				for _, u := range d.Units[paraStart:] {
+					d.Lines[u.Line-1].Kind = LineSetextText
+					d.Lines[u.Line-1].Level = lv
 				}
-				li.kind, li.level = lkSetextUnder, lv
-				d.units = d.units[:paraStart]
+				li.Kind, li.Level = LineSetextUnder, lv
+				d.Units = d.Units[:paraStart]
 				if lastHeading >= 0 {
-					d.headings[lastHeading].contentLines -= len(parts)
+					d.Headings[lastHeading].ContentLines -= len(parts)
 				}
 				addHeading(lv, strings.Join(parts, " "), HeadingSetext, headLine)
 				prevBlank, paraOpen = false, false
@@ -447,18 +462,18 @@ func parse(src string, sectionOf func(text string) int) *doc {
 			// An ordered list interrupts a paragraph only when it starts at 1.
 			if b, w, text, ok := listMarker(t); ok && !(paraOpen && !inList && b == 0 && !strings.HasPrefix(t, "1")) {
 				if b != 0 {
-					d.bullets = append(d.bullets, bullet{marker: BulletMarker(b), line: lineNo})
+					d.Bullets = append(d.Bullets, Bullet{Marker: BulletMarker(b), Line: lineNo})
 				}
 				inList = true
-				li.kind, li.off, li.width = lkList, off, w
+				li.Kind, li.Off, li.Width = LineList, off, w
 				listIndent = cols + w
 				para++
 				if text != "" {
-					d.units = append(d.units, unit{kind: unitListItem, text: text, line: lineNo, para: para, section: curSection})
+					d.Units = append(d.Units, Unit{Kind: UnitListItem, Text: text, Line: lineNo, Para: para, Section: curSection})
 					addContent()
 				}
 				prevBlank = false
-				paraOpen, paraPlain, paraStart = true, false, len(d.units)-1
+				paraOpen, paraPlain, paraStart = true, false, len(d.Units)-1
 				if text == "" {
 					paraOpen = false
 				}
@@ -469,10 +484,10 @@ func parse(src string, sectionOf func(text string) int) *doc {
 			if !paraOpen || prevBlank {
 				para++
 			}
-			li.kind, li.off = lkQuote, off
+			li.Kind, li.Off = LineQuote, off
 			q := strings.TrimLeft(t, "> \t")
 			if q != "" {
-				d.units = append(d.units, unit{kind: unitQuote, text: q, line: lineNo, para: para, section: curSection})
+				d.Units = append(d.Units, Unit{Kind: UnitQuote, Text: q, Line: lineNo, Para: para, Section: curSection})
 				addContent()
 			}
 			prevBlank, paraOpen = false, false
@@ -497,9 +512,9 @@ func parse(src string, sectionOf func(text string) int) *doc {
 			}
 		}
 		if t[0] == '|' {
-			li.kind, li.off = lkTable, off
+			li.Kind, li.Off = LineTable, off
 			para++
-			d.units = append(d.units, unit{kind: unitTable, text: t, line: lineNo, para: para, section: curSection})
+			d.Units = append(d.Units, Unit{Kind: UnitTable, Text: t, Line: lineNo, Para: para, Section: curSection})
 			addContent()
 			prevBlank, paraOpen = false, false
 			para++
@@ -508,16 +523,16 @@ func parse(src string, sectionOf func(text string) int) *doc {
 		// Paragraph line (or a lazy continuation of a list item).
 		if !paraOpen {
 			para++
-			paraStart = len(d.units)
+			paraStart = len(d.Units)
 			paraPlain = !inList || (prevBlank && cols < listIndent)
 		}
-		li.kind, li.off = lkProse, off
-		d.units = append(d.units, unit{kind: unitParagraph, text: t, line: lineNo, para: para, section: curSection})
+		li.Kind, li.Off = LineProse, off
+		d.Units = append(d.Units, Unit{Kind: UnitParagraph, Text: t, Line: lineNo, Para: para, Section: curSection})
 		addContent()
 		prevBlank, paraOpen = false, true
 	}
 	return d
 }
 
-// noSections is a sectionOf for parsing without a template.
-func noSections(string) int { return -1 }
+// NoSections is a sectionOf for parsing without a template.
+func NoSections(string) int { return -1 }

@@ -169,7 +169,9 @@ func Markdown(project string, stats []trainer.IterationStats, eval *rollout.Eval
 			row = append(row, fmt.Sprintf("%.1f", p.MakespanS), fmt.Sprintf("%.2f", p.Speedup), fmt.Sprintf("%.0f", p.Tokens), fmt.Sprintf("%.1f", p.LLMCalls), fmt.Sprintf("%d", p.FailedEpisodes))
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
 		}
-		b.WriteString("\n`speedup` = mean makespan of `single_agent` ÷ mean makespan of the policy, on the same seeds.\n")
+		if eval.Reference != "" {
+			fmt.Fprintf(&b, "\n`speedup` = mean makespan of `%s` ÷ mean makespan of the policy, on the same seeds.\n", eval.Reference)
+		}
 	}
 	return b.String()
 }

@@ -1,0 +1,375 @@
+package agentfile_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/agentfile"
+	"github.com/troupe-dev/troupe/core/llm"
+	_ "github.com/troupe-dev/troupe/plugins/all"
+)
+
+// documentedKeys returns every leaf key of the agentfile block of
+// README.md, dotted (arrays of tables indexed: "rewards.1.source"), with
+// its documented value.
+func documentedKeys(t *testing.T) map[string]any {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)## agentfile.toml\n\n```toml\n(.*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no ```toml block under \"## agentfile.toml\"")
+	}
+	var tree map[string]any
+	if _, err := toml.Decode(string(m[1]), &tree); err != nil {
+		t.Fatalf("README's agentfile block: %v", err)
+	}
+	keys := map[string]any{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				walk(prefix+k+".", e)
+			}
+		case []map[string]any:
+			for i, e := range v {
+				walk(fmt.Sprintf("%s%d.", prefix, i), e)
+			}
+		default:
+			keys[strings.TrimSuffix(prefix, ".")] = v
+		}
+	}
+	walk("", tree)
+	return keys
+}
+
+// otherValue returns a valid value different from the documented one, as
+// a TOML value for --set and as what the component must then hold.
+func otherValue(key string, doc any) (set string, want any) {
+	switch key {
+	case "env.source":
+		return `"settest:writing"`, "settest:writing"
+	case "agents.0.llm":
+		return `"other"`, "model-of-other"
+	case "train.baseline":
+		return `"rloo"`, "rloo"
+	case "train.scale":
+		return `"batch"`, "batch"
+	case "train.credit":
+		return `"independent"`, "independent"
+	case "llm.default.backend":
+		return `"openai"`, "openai"
+	case "llm.default.cache_mode":
+		return `"record"`, "record"
+	case "llm.default.api_key_env":
+		return `"TROUPE_SETTINGS_TEST_KEY"`, "TROUPE_SETTINGS_TEST_KEY"
+	case "llm.default.base_url":
+		return `"http://127.0.0.1:9/v1"`, "http://127.0.0.1:9/v1"
+	case "llm.default.cache":
+		dir := filepath.Join(os.TempDir(), "troupe-settings-test-cache")
+		return strconv.Quote(dir), dir
+	}
+	if strings.HasPrefix(key, "rewards.") && strings.HasSuffix(key, ".source") {
+		name := "settest:" + strings.TrimPrefix(doc.(string), "builtin:")
+		return strconv.Quote(name), name
+	}
+	switch v := doc.(type) {
+	case bool:
+		return strconv.FormatBool(!v), !v
+	case int64:
+		return strconv.FormatInt(v+1, 10), v + 1
+	case float64:
+		return strconv.FormatFloat(v+0.05, 'g', -1, 64), v + 0.05
+	case string:
+		if d, err := time.ParseDuration(v); err == nil {
+			d += 100 * time.Millisecond
+			return strconv.Quote(d.String()), d
+		}
+		return strconv.Quote(v + "-other"), v + "-other"
+	case []any:
+		if len(v) == 0 {
+			if strings.HasSuffix(key, "dirs") {
+				return `["/tmp"]`, []string{"/tmp"}
+			}
+			return `["random"]`, []string{"random"}
+		}
+		var parts []string
+		var want []int64
+		for _, e := range v {
+			parts = append(parts, strconv.FormatInt(e.(int64)+1, 10))
+			want = append(want, e.(int64)+1)
+		}
+		return "[" + strings.Join(parts, ", ") + "]", want
+	}
+	return "", nil
+}
+
+// lookup follows a dotted key through structs (by toml tag, embedded
+// structs flattened), maps and slices.
+func lookup(v reflect.Value, key string) (reflect.Value, bool) {
+	if key == "" {
+		return v, true
+	}
+	part, rest, _ := strings.Cut(key, ".")
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Type().Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			tag, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+			if f.Anonymous && tag == "" {
+				if got, ok := lookup(v.Field(i), key); ok {
+					return got, true
+				}
+				continue
+			}
+			if tag == part {
+				return lookup(v.Field(i), rest)
+			}
+		}
+	case reflect.Map:
+		e := v.MapIndex(reflect.ValueOf(part))
+		if e.IsValid() {
+			return lookup(e, rest)
+		}
+	case reflect.Slice:
+		if i, err := strconv.Atoi(part); err == nil && i < v.Len() {
+			return lookup(v.Index(i), rest)
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// holds reports whether v holds want.
+func holds(v reflect.Value, want any) bool {
+	for v.Kind() == reflect.Interface {
+		v = v.Elem()
+	}
+	switch w := want.(type) {
+	case time.Duration:
+		return v.Kind() == reflect.Int64 && time.Duration(v.Int()) == w
+	case float64:
+		return v.CanFloat() && v.Float() == w
+	case int64:
+		return (v.CanInt() && v.Int() == w) || (v.CanUint() && w >= 0 && v.Uint() == uint64(w))
+	case bool:
+		return v.Kind() == reflect.Bool && v.Bool() == w
+	case string:
+		return v.Kind() == reflect.String && v.String() == w
+	}
+	return fmt.Sprint(v.Interface()) == fmt.Sprint(want)
+}
+
+// recordingLoader loads "settest:NAME" as builtin:NAME and keeps the refs
+// it was given, so a test can see what reached a loader.
+type recordingLoader struct {
+	mu   sync.Mutex
+	refs map[string]core.SourceRef
+}
+
+func (l *recordingLoader) keep(kind string, ref core.SourceRef) core.SourceRef {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// A non-builtin path is resolved against the agentfile's directory.
+	ref.Path = filepath.Base(ref.Path)
+	l.refs[kind+":"+ref.Path] = ref
+	ref.Scheme = "builtin"
+	return ref
+}
+
+func (l *recordingLoader) LoadEnv(ctx context.Context, ref core.SourceRef) (core.EnvSource, error) {
+	return core.LoadEnv(ctx, l.keep("env", ref))
+}
+
+func (l *recordingLoader) LoadReward(ctx context.Context, ref core.SourceRef) (core.RewardFunc, error) {
+	return core.LoadReward(ctx, l.keep("reward", ref))
+}
+
+var loader = &recordingLoader{refs: map[string]core.SourceRef{}}
+
+func init() { core.RegisterLoader("settest", loader) }
+
+// exempt are documented keys that configure no component.
+var exempt = map[string]string{
+	"agents.0.role":  "a label for people",
+	"agents.0.count": "the team size is the env's; the count only checks it",
+}
+
+// TestEveryDocumentedKeyReachesItsComponent feeds every key of README's
+// agentfile block through --set with a value other than the documented
+// one and checks that the value is in the loaded Config and in what Build
+// hands to the component that uses it.
+func TestEveryDocumentedKeyReachesItsComponent(t *testing.T) {
+	keys := documentedKeys(t)
+	if len(keys) < 50 {
+		t.Fatalf("found %d documented keys; is README's agentfile block complete?", len(keys))
+	}
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("TROUPE_SETTINGS_TEST_KEY", "sk-test")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agentfile.toml")
+	readme, _ := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	block := regexp.MustCompile("(?s)## agentfile.toml\n\n```toml\n(.*?)```").FindSubmatch(readme)[1]
+	if err := os.WriteFile(path, block, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range slices.Sorted(func(yield func(string) bool) {
+		for k := range keys {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		if why, ok := exempt[key]; ok {
+			t.Logf("%s: not checked (%s)", key, why)
+			continue
+		}
+		set, want := otherValue(key, keys[key])
+		if set == "" {
+			t.Errorf("%s: no other value for %v (%T); extend otherValue", key, keys[key], keys[key])
+			continue
+		}
+		overrides := []string{key + "=" + set}
+		if k, ok := strings.CutPrefix(key, "llm.default."); ok && slices.Contains(openaiOnly, k) {
+			overrides = append(overrides, `llm.default.backend="openai"`)
+		}
+		if strings.HasPrefix(key, "env.") && key != "env.source" {
+			overrides = append(overrides, `env.source="settest:writing"`)
+		}
+		if key == "agents.0.llm" {
+			overrides = append(overrides, `llm.other.model="model-of-other"`)
+		}
+		cfg, err := agentfile.Load(path, overrides...)
+		if err != nil {
+			t.Errorf("%s=%s: %v", key, set, err)
+			continue
+		}
+		if key == "agents.0.llm" {
+			// The config holds the table's name; the agent gets its model.
+			if cfg.Agents[0].LLM != "other" {
+				t.Errorf("%s=%s: the loaded config holds %q", key, set, cfg.Agents[0].LLM)
+			}
+		} else if got, ok := lookup(reflect.ValueOf(cfg), key); !ok || !holds(got, want) {
+			t.Errorf("%s=%s: the loaded config holds %v, want %v", key, set, got, want)
+			continue
+		}
+		built, err := cfg.Build(context.Background())
+		if err != nil {
+			t.Errorf("%s=%s: build: %v", key, set, err)
+			continue
+		}
+		got, ok := reached(built, key)
+		built.Close()
+		if !ok || !holds(got, want) {
+			t.Errorf("%s=%s: the component holds %v (found %v), want %v", key, set, got, ok, want)
+		}
+	}
+}
+
+// reached returns the value of key in what Build gave the component that
+// uses it.
+func reached(b *agentfile.Built, key string) (reflect.Value, bool) {
+	table, rest, _ := strings.Cut(key, ".")
+	switch table {
+	case "train":
+		return lookup(reflect.ValueOf(b.Train), rest)
+	case "eval":
+		return lookup(reflect.ValueOf(b.Eval), rest)
+	case "rollout":
+		return lookup(reflect.ValueOf(b.Setup.Rollout), rest)
+	case "budget":
+		return lookup(reflect.ValueOf(b.Setup.Budget), rest)
+	case "project":
+		switch rest {
+		case "name":
+			return reflect.ValueOf(b.Setup.Name), true
+		case "seed":
+			return reflect.ValueOf(b.Setup.Seed), true
+		}
+	case "reward":
+		w, ok := strings.CutPrefix(rest, "weights.")
+		if v, found := b.Setup.Weights[w]; ok && found {
+			return reflect.ValueOf(v), true
+		}
+	case "env":
+		ref, ok := loader.refs["env:writing"]
+		if !ok {
+			return reflect.Value{}, false
+		}
+		if rest == "source" {
+			return reflect.ValueOf("settest:" + ref.Path), true
+		}
+		if p, ok := strings.CutPrefix(rest, "params."); ok {
+			return lookup(reflect.ValueOf(ref.Params), p)
+		}
+		if s, ok := strings.CutPrefix(rest, "sandbox."); ok {
+			return lookup(reflect.ValueOf(ref.Sandbox), s)
+		}
+	case "rewards":
+		i, field, _ := strings.Cut(rest, ".")
+		n, _ := strconv.Atoi(i)
+		if field == "source" && n < len(b.Setup.Rewards) {
+			name := b.Setup.Rewards[n].Name()
+			if _, ok := loader.refs["reward:"+name]; ok {
+				return reflect.ValueOf("settest:" + name), true
+			}
+		}
+	case "llm":
+		return reachedLLM(b, rest)
+	case "agents":
+		if rest == "0.llm" && len(b.Setup.Agents) > 0 {
+			return reflect.ValueOf(b.Setup.Agents[0].Model), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// reachedLLM returns the value of an llm.default key in what the agent's
+// LLM was built with: the sim backend's settings are the agent's, the
+// others the openai backend's (the test builds one for them).
+func reachedLLM(b *agentfile.Built, key string) (reflect.Value, bool) {
+	rest, ok := strings.CutPrefix(key, "default.")
+	if !ok || len(b.Setup.Agents) == 0 {
+		return reflect.Value{}, false
+	}
+	a := b.Setup.Agents[0]
+	if c, ok := a.Backend.(llm.Client); ok {
+		return lookup(reflect.ValueOf(c.Config()), rest)
+	}
+	switch rest {
+	case "model":
+		return reflect.ValueOf(a.Model), true
+	case "max_tokens":
+		return reflect.ValueOf(a.MaxTokens), true
+	case "temperature":
+		return reflect.ValueOf(a.Temperature), true
+	}
+	if s, ok := strings.CutPrefix(rest, "sim."); ok {
+		return lookup(reflect.ValueOf(a.Sim), s)
+	}
+	return reflect.Value{}, false
+}
+
+// openaiOnly are the llm keys that configure the openai backend: the test
+// sets backend = "openai" with them, so a backend is built to hold them.
+var openaiOnly = []string{"base_url", "api_key_env", "max_concurrency", "requests_per_minute", "tokens_per_minute", "max_retries", "timeout", "cache", "cache_mode"}

@@ -1,0 +1,137 @@
+package writing
+
+import (
+	"io/fs"
+	"math/rand/v2"
+	"path"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/troupe-dev/troupe/envs/writing/internal/restyle"
+	"github.com/troupe-dev/troupe/internal/markdown"
+)
+
+// variants are every habit's options, including two the env never draws
+// (closed ATX headings and indented code).
+var variants = struct {
+	h    []markdown.HeadingStyle
+	c    []markdown.HeadingCase
+	b    []markdown.BulletMarker
+	e, s []markdown.EmphasisMarker
+	code []markdown.CodeStyle
+	sp   []markdown.Spelling
+	p    []markdown.Person
+}{
+	[]markdown.HeadingStyle{markdown.HeadingATX, markdown.HeadingSetext, markdown.HeadingATXClosed},
+	[]markdown.HeadingCase{markdown.CaseSentence, markdown.CaseTitle},
+	[]markdown.BulletMarker{markdown.BulletDash, markdown.BulletStar, markdown.BulletPlus},
+	[]markdown.EmphasisMarker{markdown.EmphasisStar, markdown.EmphasisUnderscore},
+	[]markdown.EmphasisMarker{markdown.StrongStar, markdown.StrongUnderscore},
+	[]markdown.CodeStyle{markdown.CodeBacktick, markdown.CodeTilde, markdown.CodeIndented},
+	[]markdown.Spelling{markdown.SpellingUS, markdown.SpellingUK},
+	[]markdown.Person{markdown.PersonPlural, markdown.PersonSingular},
+}
+
+// distinctStyle returns author k's habits: four authors (k = 0…3) differ
+// pairwise in most habits, as differently trained writers would.
+func distinctStyle(k int) Style {
+	v := variants
+	return Style{Heading: v.h[k%2], Case: v.c[k%2], Bullet: v.b[k%3], Emphasis: v.e[k%2], Strong: v.s[(k/2)%2],
+		Code: v.code[(k/2+k)%2], Spelling: v.sp[(k+1)/2%2], Person: v.p[k%2]}
+}
+
+func randomStyle(r *rand.Rand) Style {
+	v := variants
+	return Style{Heading: v.h[r.IntN(3)], Case: v.c[r.IntN(2)], Bullet: v.b[r.IntN(3)], Emphasis: v.e[r.IntN(2)],
+		Strong: v.s[r.IntN(2)], Code: v.code[r.IntN(3)], Spelling: v.sp[r.IntN(2)], Person: v.p[r.IntN(2)]}
+}
+
+// splitH2 splits md before every H1/H2 heading outside code.
+func splitH2(md string) []string {
+	lines := strings.Split(strings.TrimSuffix(md, "\n"), "\n")
+	var parts []string
+	start := 0
+	for i, li := range markdown.Parse(md, markdown.NoSections).Lines {
+		if (li.Kind == markdown.LineATX && li.Level <= 2 || li.Kind == markdown.LineSetextText) && i > start {
+			parts = append(parts, strings.Join(lines[start:i], "\n")+"\n")
+			start = i
+		}
+	}
+	return append(parts, strings.Join(lines[start:], "\n")+"\n")
+}
+
+// assemble gives a title and the sections of md to the authors in turn,
+// each writing in their own style.
+func assemble(md, title string, authors []Style) string {
+	var sb strings.Builder
+	sb.WriteString(restyle.Markdown("# "+title+"\n\n", authors[0]))
+	for i, p := range splitH2(md) {
+		sb.WriteString(restyle.Markdown(p, authors[i%len(authors)]))
+		sb.WriteString("\n")
+	}
+	return sb.String()
+}
+
+// TestAuthorsOnRealText measures what the writing task needs of the
+// "writing.consistency" reward: whole shipped RFCs (as the files are, not
+// cut into units) rendered by one author (≥ 0.98), by four authors in one
+// house style (≥ 0.98) and by four authors with their own habits (≤ 0.85
+// each, ≤ 0.75 on average).
+func TestAuthorsOnRealText(t *testing.T) {
+	files, err := fs.Glob(shipped, "corpus/[0-9]*.md")
+	if err != nil || len(files) < 30 {
+		t.Fatalf("shipped corpus: %d files, %v", len(files), err)
+	}
+	rng := rand.New(rand.NewPCG(42, 7))
+	house := distinctStyle(0)
+	four := []Style{distinctStyle(0), distinctStyle(1), distinctStyle(2), distinctStyle(3)}
+	var single, houses, mixed, randomMixed []float64
+	for _, f := range files { // in name order
+		b, err := fs.ReadFile(shipped, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := path.Base(f)
+		md, title := string(b), "RFC "+strings.TrimSuffix(n, ".md")
+		one := randomStyle(rng)
+		r := ConsistencyOf(t, []byte(assemble(md, title, []Style{one})))
+		single = append(single, r["consistency"])
+		for _, c := range styleChecks {
+			if p := r["consistency."+c]; p != 1 {
+				t.Errorf("%s restyled in %+v: %s = %.3f, want 1", n, one, c, p)
+			}
+		}
+		h := ConsistencyOf(t, []byte(assemble(md, title, []Style{house, house, house, house})))
+		houses = append(houses, h["consistency"])
+		m := ConsistencyOf(t, []byte(assemble(md, title, four)))
+		mixed = append(mixed, m["consistency"])
+		if m["consistency"] > 0.85 {
+			t.Errorf("%s by four authors with different habits scored %.3f > 0.85: %v", n, m["consistency"], m)
+		}
+		rs := []Style{randomStyle(rng), randomStyle(rng), randomStyle(rng), randomStyle(rng)}
+		randomMixed = append(randomMixed, ConsistencyOf(t, []byte(assemble(md, title, rs)))["consistency"])
+	}
+	for _, x := range []struct {
+		name string
+		v    []float64
+		lo   float64 // minimum mean
+		hi   float64 // maximum mean
+	}{
+		{"one author", single, 0.98, 1},
+		{"house style", houses, 0.98, 1},
+		{"four distinct authors", mixed, 0, 0.75},
+		{"four random authors", randomMixed, 0, 0.85},
+	} {
+		s := slices.Sorted(slices.Values(x.v))
+		sum := 0.0
+		for _, v := range s {
+			sum += v
+		}
+		mean := sum / float64(len(s))
+		t.Logf("%-22s min %.3f median %.3f mean %.3f max %.3f", x.name, s[0], s[len(s)/2], mean, s[len(s)-1])
+		if mean < x.lo || mean > x.hi {
+			t.Errorf("%s: mean %.3f outside [%.2f, %.2f]", x.name, mean, x.lo, x.hi)
+		}
+	}
+}
