@@ -83,10 +83,10 @@ bench() {
 
 if [[ -z "$suite" ]]; then
   # The suite's own workloads (the benchmarks build the guests on first use).
-  bench env-step ./internal/bench/ '^BenchmarkEnvStep$' -benchtime "$benchtime" -benchmem
-  bench policy ./internal/bench/ '^Benchmark(Policy|Dot)$' -benchtime "$benchtime" -benchmem
-  count=$traincount bench train ./internal/bench/ '^BenchmarkTrainIteration$' -cpu 1,2 -benchtime 3x -timeout 60m
-  count=$traincount bench llm ./internal/bench/ '^BenchmarkLLMInFlight256$' -benchtime 3x
+  bench env-step ./cmd/troupe/internal/bench/ '^BenchmarkEnvStep$' -benchtime "$benchtime" -benchmem
+  bench policy ./cmd/troupe/internal/bench/ '^Benchmark(Policy|Dot)$' -benchtime "$benchtime" -benchmem
+  count=$traincount bench train ./cmd/troupe/internal/bench/ '^BenchmarkTrainIteration$' -cpu 1,2 -benchtime 3x -timeout 60m
+  count=$traincount bench llm ./cmd/troupe/internal/bench/ '^BenchmarkLLMInFlight256$' -benchtime 3x
   # The packages' own benchmarks of the same hot paths.
   bench wasm-step ./plugins/wasm/ '^Benchmark(Step(LBF|LBFC|Matrix)|GoGuestCosts)$' -benchtime "$benchtime" -benchmem
   bench grpc-step ./plugins/grpc/ '^BenchmarkStepLBF$' -benchtime "$benchtime" -benchmem
@@ -126,10 +126,10 @@ guest() { # guest FLAG ENV OUT SOURCE: builds SOURCE (a Go package, or LBF's C p
   fi
 }
 guest wasm lbf lbf.wasm ./examples/wasm-lbf
-guest wasm writing writing.wasm ./internal/bench/guests/wasmwriting
+guest wasm writing writing.wasm ./cmd/troupe/internal/bench/guests/wasmwriting
 guest wasm-c lbf lbf-c.wasm examples/c-lbf/lbf.c
 guest grpc lbf lbf-plugin ./internal/testplugins/grpc/lbf
-guest grpc writing writing-plugin ./internal/bench/guests/grpcwriting
+guest grpc writing writing-plugin ./cmd/troupe/internal/bench/guests/grpcwriting
 
 # The suite as the CLI runs it: table on stdout, JSON report, progress log.
 echo "== troupe bench $quick ${plugin_flags[*]} ${extra[*]} --out $out/troupe-bench.json" | tee -a "$out/commands.txt"

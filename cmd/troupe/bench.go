@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/troupe-dev/troupe/internal/bench"
+	"github.com/troupe-dev/troupe/cmd/troupe/internal/bench"
 )
 
 func init() {

@@ -2,7 +2,7 @@
 // (envs/writing) as a go-plugin binary, for `troupe bench`'s env-step
 // comparison.
 //
-//	go build -o writing-plugin ./internal/bench/guests/grpcwriting
+//	go build -o writing-plugin ./cmd/troupe/internal/bench/guests/grpcwriting
 package main
 
 import (

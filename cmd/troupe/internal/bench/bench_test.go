@@ -304,7 +304,7 @@ func benchWorkload(b *testing.B, w Workload, err error) {
 // through Wasm (Go guests, and LBF's C port) and through go-plugin
 // (plugins are built on first use, as scripts/bench.sh builds them).
 //
-//	go test -run '^$' -bench EnvStep -count 6 ./internal/bench/ | benchstat -
+//	go test -run '^$' -bench EnvStep -count 6 ./cmd/troupe/internal/bench/ | benchstat -
 func BenchmarkEnvStep(b *testing.B) {
 	trs, err := RecordWritingTrajectories(24)
 	if err != nil {
@@ -382,7 +382,7 @@ func BenchmarkDot(b *testing.B) {
 // and on the root agentfile (writing, sim), with rollout.workers =
 // GOMAXPROCS: run it with -cpu 1,2 for the scaling.
 //
-//	go test -run '^$' -bench TrainIteration -cpu 1,2 -count 3 ./internal/bench/
+//	go test -run '^$' -bench TrainIteration -cpu 1,2 -count 3 ./cmd/troupe/internal/bench/
 func BenchmarkTrainIteration(b *testing.B) {
 	for _, e := range TrainEnvs {
 		b.Run(e.Env, func(b *testing.B) {

@@ -14,7 +14,7 @@ import (
 
 // moduleRoot is the repository root, from the package's directory (where
 // go test runs its tests).
-const moduleRoot = "../.."
+const moduleRoot = "../../../.."
 
 var pluginDir string
 
@@ -39,9 +39,9 @@ var testPlugins = map[string]struct {
 }{
 	"wasm/lbf":     {pkg: "./examples/wasm-lbf", wasm: true},
 	"wasm-c/lbf":   {c: "examples/c-lbf/lbf.c"},
-	"wasm/writing": {pkg: "./internal/bench/guests/wasmwriting", wasm: true},
+	"wasm/writing": {pkg: "./cmd/troupe/internal/bench/guests/wasmwriting", wasm: true},
 	"grpc/lbf":     {pkg: "./internal/testplugins/grpc/lbf"},
-	"grpc/writing": {pkg: "./internal/bench/guests/grpcwriting"},
+	"grpc/writing": {pkg: "./cmd/troupe/internal/bench/guests/grpcwriting"},
 }
 
 // built caches plugin builds across the tests and benchmarks of one run.

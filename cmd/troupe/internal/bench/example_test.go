@@ -6,8 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/troupe-dev/troupe/cmd/troupe/internal/bench"
 	"github.com/troupe-dev/troupe/core/policy"
-	"github.com/troupe-dev/troupe/internal/bench"
 )
 
 // Run the policy section of the suite and print its table, as

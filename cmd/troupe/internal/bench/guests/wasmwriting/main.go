@@ -2,7 +2,7 @@
 // compiled, unchanged, into a Wasm plugin with the Go guest kit, for
 // `troupe bench`'s env-step comparison.
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o writing.wasm ./internal/bench/guests/wasmwriting
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o writing.wasm ./cmd/troupe/internal/bench/guests/wasmwriting
 package main
 
 import (
