@@ -94,7 +94,7 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 		s.Rewards = append(s.Rewards, rf)
 	}
 	if err := rollout.CheckRewards(s.Rewards, c.Reward.Weights); err != nil {
-		if re, ok := errors.AsType[*rollout.RewardsError](err); ok {
+		if re, ok := errors.AsType[*core.SettingError](err); ok {
 			return fail(c.errorAt(re.Key, errors.New(re.Msg)))
 		}
 		return fail(c.errorAt("rewards", err))

@@ -211,39 +211,16 @@ func needsText(spec core.EnvSpec) bool {
 	return false
 }
 
-func joinKeys[V any](m map[string]V) string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	out := ""
-	for i, k := range ks {
-		if i > 0 {
-			out += ", "
-		}
-		out += k
-	}
-	return out
-}
-
-// RewardsError is a problem with the reward functions or their weights.
-// Key is the agentfile key it concerns, e.g. "reward.weights.speed".
-type RewardsError struct {
-	Key, Msg string
-}
-
-func (e *RewardsError) Error() string { return e.Key + ": " + e.Msg }
-
 // CheckRewards checks that no component is returned by two reward
 // functions and that every weight names a component one returns (a typo
-// would otherwise weigh nothing). Its error is a *RewardsError.
+// would otherwise weigh nothing). Its error is a *core.SettingError whose
+// Key is the agentfile key it concerns, e.g. "reward.weights.speed".
 func CheckRewards(rewards []core.RewardFunc, weights map[string]float64) error {
 	comps := map[string]string{}
 	for _, r := range rewards {
 		for _, c := range r.Components() {
 			if other, dup := comps[c]; dup {
-				return &RewardsError{Key: "rewards", Msg: fmt.Sprintf("component %q is returned by both %s and %s", c, other, r.Name())}
+				return &core.SettingError{Key: "rewards", Msg: fmt.Sprintf("component %q is returned by both %s and %s", c, other, r.Name())}
 			}
 			comps[c] = r.Name()
 		}
@@ -252,9 +229,9 @@ func CheckRewards(rewards []core.RewardFunc, weights map[string]float64) error {
 		if _, ok := comps[c]; !ok {
 			have := "none"
 			if len(comps) > 0 {
-				have = joinKeys(comps)
+				have = strings.Join(slices.Sorted(maps.Keys(comps)), ", ")
 			}
-			return &RewardsError{Key: "reward.weights." + c, Msg: fmt.Sprintf("no reward function returns a component %q (components of the rewards: %s)", c, have)}
+			return &core.SettingError{Key: "reward.weights." + c, Msg: fmt.Sprintf("no reward function returns a component %q (components of the rewards: %s)", c, have)}
 		}
 	}
 	return nil
