@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -185,7 +187,7 @@ func LoadEnv(ctx context.Context, ref SourceRef) (EnvSource, error) {
 	if ref.Scheme == "builtin" {
 		f, ok := registry.envs[ref.Path]
 		if !ok {
-			return nil, fmt.Errorf("env %s: no built-in env %q (have %s)", ref, ref.Path, strings.Join(keys(registry.envs), ", "))
+			return nil, fmt.Errorf("env %s: no built-in env %q (have %s)", ref, ref.Path, strings.Join(slices.Sorted(maps.Keys(registry.envs)), ", "))
 		}
 		src, err := NewEnvSource(f, ref.Params)
 		if err != nil {
@@ -195,7 +197,7 @@ func LoadEnv(ctx context.Context, ref SourceRef) (EnvSource, error) {
 	}
 	l, ok := registry.loaders[ref.Scheme]
 	if !ok {
-		return nil, fmt.Errorf("env %s: unknown source scheme %q (have builtin, %s)", ref, ref.Scheme, strings.Join(keys(registry.loaders), ", "))
+		return nil, fmt.Errorf("env %s: unknown source scheme %q (have builtin, %s)", ref, ref.Scheme, strings.Join(slices.Sorted(maps.Keys(registry.loaders)), ", "))
 	}
 	return l.LoadEnv(ctx, ref)
 }
@@ -207,7 +209,7 @@ func LoadReward(ctx context.Context, ref SourceRef) (RewardFunc, error) {
 	if ref.Scheme == "builtin" {
 		f, ok := registry.rewards[ref.Path]
 		if !ok {
-			return nil, fmt.Errorf("reward %s: no built-in reward %q (have %s)", ref, ref.Path, strings.Join(keys(registry.rewards), ", "))
+			return nil, fmt.Errorf("reward %s: no built-in reward %q (have %s)", ref, ref.Path, strings.Join(slices.Sorted(maps.Keys(registry.rewards)), ", "))
 		}
 		r, err := f(ref.Params)
 		if err != nil {
@@ -217,16 +219,7 @@ func LoadReward(ctx context.Context, ref SourceRef) (RewardFunc, error) {
 	}
 	l, ok := registry.loaders[ref.Scheme]
 	if !ok {
-		return nil, fmt.Errorf("reward %s: unknown source scheme %q (have builtin, %s)", ref, ref.Scheme, strings.Join(keys(registry.loaders), ", "))
+		return nil, fmt.Errorf("reward %s: unknown source scheme %q (have builtin, %s)", ref, ref.Scheme, strings.Join(slices.Sorted(maps.Keys(registry.loaders)), ", "))
 	}
 	return l.LoadReward(ctx, ref)
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

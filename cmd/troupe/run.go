@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,11 +67,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitRuntime
 	}
 	fmt.Fprintf(stdout, "reward %.4f", res.Reward)
-	for _, k := range sortedKeys(res.Components) {
+	for _, k := range slices.Sorted(maps.Keys(res.Components)) {
 		fmt.Fprintf(stdout, "  %s %.4f", k, res.Components[k])
 	}
 	fmt.Fprintln(stdout)
-	for _, k := range sortedKeys(res.Metrics) {
+	for _, k := range slices.Sorted(maps.Keys(res.Metrics)) {
 		if !strings.Contains(k, ".") {
 			fmt.Fprintf(stdout, "  %s = %g\n", k, res.Metrics[k])
 		}
@@ -80,7 +81,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "troupe run: %v\n", err)
 			return exitRuntime
 		}
-		for _, name := range sortedKeys(res.Episode.Artifacts) {
+		for _, name := range slices.Sorted(maps.Keys(res.Episode.Artifacts)) {
 			path := filepath.Join(*out, filepath.Base(name))
 			if err := os.WriteFile(path, res.Episode.Artifacts[name], 0o644); err != nil {
 				fmt.Fprintf(stderr, "troupe run: %v\n", err)

@@ -7,9 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -162,7 +163,7 @@ func (p *progress) update(st trainer.IterationStats) {
 	done := st.Iteration - p.first
 	eta := time.Duration(float64(time.Since(p.start)) / float64(done) * float64(p.total-st.Iteration)).Round(time.Second)
 	var comps []string
-	for _, k := range sortedKeys(st.Components) {
+	for _, k := range slices.Sorted(maps.Keys(st.Components)) {
 		comps = append(comps, fmt.Sprintf("%s %.3f", k, st.Components[k]))
 	}
 	line := fmt.Sprintf("iter %d/%d  reward %.4f ±%.3f  %s  kl %.4f  steps/s %.0f  failed %d  ETA %s",
@@ -178,13 +179,4 @@ func (p *progress) done() {
 	if p.tty {
 		fmt.Fprintln(p.w)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -35,10 +36,10 @@ func (c Config) Validate() error {
 			name = "default"
 		}
 		if _, ok := c.LLM[name]; !ok {
-			return bad(k+".llm", "no [llm.%s] table (have %s)", name, strings.Join(sortedKeys(c.LLM), ", "))
+			return bad(k+".llm", "no [llm.%s] table (have %s)", name, strings.Join(slices.Sorted(maps.Keys(c.LLM)), ", "))
 		}
 	}
-	for _, name := range sortedKeys(c.LLM) {
+	for _, name := range slices.Sorted(maps.Keys(c.LLM)) {
 		if err := nested("llm."+name, c.LLM[name].Validate()); err != nil {
 			return err
 		}
@@ -86,15 +87,6 @@ func nested(table string, err error) error {
 	return bad(table, "%v", err)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Encode writes the resolved configuration as TOML, with secrets removed:
 // API keys are never part of a Config (only the name of the environment
 // variable that holds one), and user information in base URLs is dropped.
@@ -135,5 +127,5 @@ func (c Config) AgentLLM(i int) string {
 	if _, ok := c.LLM["default"]; ok || len(c.LLM) == 0 {
 		return "default"
 	}
-	return sortedKeys(c.LLM)[0]
+	return slices.Sorted(maps.Keys(c.LLM))[0]
 }

@@ -3,6 +3,7 @@ package wasmabi
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -498,7 +499,7 @@ func AppendStepResult(b []byte, res *core.StepResult, sh Shape) ([]byte, error) 
 	}
 	b = AppendMetrics(b, res.Metrics)
 	b = AppendU32(b, uint32(len(res.Artifacts)))
-	for _, k := range sortedKeys(res.Artifacts) {
+	for _, k := range slices.Sorted(maps.Keys(res.Artifacts)) {
 		b = AppendStr(b, k)
 		b = AppendRaw(b, res.Artifacts[k])
 	}
@@ -551,7 +552,7 @@ func AppendMetrics(b []byte, m map[string]float64) []byte {
 	if len(m) == 0 {
 		return b
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		b = AppendStr(b, k)
 		b = AppendF64(b, m[k])
 	}
@@ -570,18 +571,6 @@ func (r *Reader) Metrics(what string) map[string]float64 {
 		m[k] = r.F64("metric value")
 	}
 	return m
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	if len(m) == 0 {
-		return nil
-	}
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 // ---- state, decisions ---------------------------------------------------
@@ -698,7 +687,7 @@ func AppendEpisode(b []byte, ep *core.Episode) []byte {
 	}
 	b = AppendMetrics(b, ep.Metrics)
 	b = AppendU32(b, uint32(len(ep.Artifacts)))
-	for _, k := range sortedKeys(ep.Artifacts) {
+	for _, k := range slices.Sorted(maps.Keys(ep.Artifacts)) {
 		b = AppendStr(b, k)
 		b = AppendRaw(b, ep.Artifacts[k])
 	}

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/color"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -131,7 +133,7 @@ func Markdown(project string, stats []trainer.IterationStats, eval *rollout.Eval
 		fmt.Fprintf(&b, "Training: %d iterations, %d environment steps, %.0f s of wall time.\n\n", last.Iteration, last.EnvSteps, last.WallS)
 		fmt.Fprintf(&b, "| | first iteration | last iteration |\n|---|---:|---:|\n")
 		fmt.Fprintf(&b, "| joint reward | %.4f | %.4f |\n", first.RewardMean, last.RewardMean)
-		for _, k := range sortedKeys(last.Components) {
+		for _, k := range slices.Sorted(maps.Keys(last.Components)) {
 			fmt.Fprintf(&b, "| %s | %.4f | %.4f |\n", k, first.Components[k], last.Components[k])
 		}
 		fmt.Fprintf(&b, "| KL to reference | %.4f | %.4f |\n| entropy | %.4f | %.4f |\n| failed episodes | %d | %d |\n\n",
@@ -153,7 +155,7 @@ func Markdown(project string, stats []trainer.IterationStats, eval *rollout.Eval
 				}
 			}
 		}
-		comps, mets = sortedKeys(cs), sortedKeys(ms)
+		comps, mets = slices.Sorted(maps.Keys(cs)), slices.Sorted(maps.Keys(ms))
 		head := append(append([]string{"policy", "reward"}, comps...), mets...)
 		head = append(head, "makespan_s", "speedup", "tokens", "llm_calls", "failed")
 		fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
@@ -181,13 +183,4 @@ func simNote(backend string) string {
 		return " (the offline simulated LLM: texts come from the task's surrogate and times are virtual)"
 	}
 	return ""
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
