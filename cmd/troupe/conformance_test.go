@@ -10,6 +10,7 @@ import (
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/envtest"
+	"github.com/troupe-dev/troupe/internal/testenv"
 )
 
 // TestTrainSameOnThreeLoaders loads Level-Based Foraging natively, as a
@@ -77,7 +78,7 @@ workers = 2
 		if code, _, stderr := troupe(t, "train", "-f", af, "--out", out, "--no-eval"); code != exitOK {
 			t.Fatalf("train on %s: exit %d: %s", src, code, stderr)
 		}
-		metrics = append(metrics, stripTiming(t, filepath.Join(out, "metrics.jsonl")))
+		metrics = append(metrics, testenv.MetricsWithoutTiming(t, filepath.Join(out, "metrics.jsonl")))
 		p, err := os.ReadFile(filepath.Join(out, "policy.safetensors"))
 		if err != nil {
 			t.Fatal(err)

@@ -124,25 +124,3 @@ func TestTrainEvalRun(t *testing.T) {
 		t.Fatalf("resume: exit %d: %s", code, stderr)
 	}
 }
-
-// stripTiming reads metrics.jsonl without the timing fields, the only ones
-// allowed to differ between identical runs.
-func stripTiming(t *testing.T, path string) []string {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		delete(m, "steps_per_sec")
-		delete(m, "wall_s")
-		b, _ := json.Marshal(m)
-		out = append(out, string(b))
-	}
-	return out
-}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/internal/testenv"
 )
 
 func train(t *testing.T, s toyProject, out string, resume bool, ctx context.Context) error {
@@ -25,27 +26,6 @@ func train(t *testing.T, s toyProject, out string, resume bool, ctx context.Cont
 	return tr.Run(ctx, RunOptions{Out: out, Resume: resume})
 }
 
-// stripTiming removes the timing fields, the only ones allowed to differ.
-func stripTiming(t *testing.T, path string) []string {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		delete(m, "steps_per_sec")
-		delete(m, "wall_s")
-		b, _ := json.Marshal(m)
-		out = append(out, string(b))
-	}
-	return out
-}
-
 func TestDeterministicAcrossWorkers(t *testing.T) {
 	d1, d3 := t.TempDir(), t.TempDir()
 	if err := train(t, toySetup(1), d1, false, context.Background()); err != nil {
@@ -54,7 +34,7 @@ func TestDeterministicAcrossWorkers(t *testing.T) {
 	if err := train(t, toySetup(3), d3, false, context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	a, b := stripTiming(t, filepath.Join(d1, "metrics.jsonl")), stripTiming(t, filepath.Join(d3, "metrics.jsonl"))
+	a, b := testenv.MetricsWithoutTiming(t, filepath.Join(d1, "metrics.jsonl")), testenv.MetricsWithoutTiming(t, filepath.Join(d3, "metrics.jsonl"))
 	if len(a) != 6 || strings.Join(a, "\n") != strings.Join(b, "\n") {
 		t.Fatalf("metrics differ between 1 and 3 workers:\n%s\n---\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
 	}
@@ -101,7 +81,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	if err := train(t, toySetup(1), part, true, context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	a, b := stripTiming(t, filepath.Join(full, "metrics.jsonl")), stripTiming(t, filepath.Join(part, "metrics.jsonl"))
+	a, b := testenv.MetricsWithoutTiming(t, filepath.Join(full, "metrics.jsonl")), testenv.MetricsWithoutTiming(t, filepath.Join(part, "metrics.jsonl"))
 	if strings.Join(a, "\n") != strings.Join(b, "\n") {
 		t.Fatalf("resumed metrics differ:\n%s\n---\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
 	}

@@ -5,13 +5,16 @@
 // machine with only Go; with [RequireEnv] set (as .ci/run does) a missing
 // tool fails them instead.
 //
-// It also says whether to assert on wall-clock time ([Timing]).
+// It also says whether to assert on wall-clock time ([Timing]), and reads
+// metrics.jsonl the way determinism tests compare it ([MetricsWithoutTiming]).
 package testenv
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -63,4 +66,28 @@ func Need(tb testing.TB, missing error) {
 	default:
 		tb.Skip(missing)
 	}
+}
+
+// MetricsWithoutTiming reads a run directory's metrics.jsonl, one line per
+// iteration, without the timing fields (steps_per_sec, wall_s): the only
+// fields allowed to differ between two runs of the same configuration and
+// seed. Compare the results of two runs with slices.Equal.
+func MetricsWithoutTiming(t testing.TB, path string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		delete(m, "steps_per_sec")
+		delete(m, "wall_s")
+		b, _ := json.Marshal(m)
+		out = append(out, string(b))
+	}
+	return out
 }
