@@ -71,6 +71,10 @@ func TestCapabilitiesDeclared(t *testing.T) {
 func TestReferenceBaselineValidated(t *testing.T) {
 	spec := simEnv{}.Spec()
 	spec.Baselines, spec.ReferenceBaseline = []string{"solo", "team"}, "solo"
+	if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), "does not declare core.CapBaseline") {
+		t.Fatalf("Validate of baselines without CapBaseline: %v", err)
+	}
+	spec.Capabilities |= core.CapBaseline
 	if err := spec.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -88,6 +88,8 @@ func (s EnvSpec) Validate() error {
 		return fmt.Errorf("spec %q: negative state_size %d", s.Name, s.StateSize)
 	case s.MaxSteps < 0:
 		return fmt.Errorf("spec %q: negative max_steps %d", s.Name, s.MaxSteps)
+	case len(s.Baselines) > 0 && !s.Capabilities.Has(CapBaseline):
+		return fmt.Errorf("spec %q: lists baselines %v but does not declare core.CapBaseline in Capabilities", s.Name, s.Baselines)
 	case s.ReferenceBaseline != "" && !slices.Contains(s.Baselines, s.ReferenceBaseline):
 		return fmt.Errorf("spec %q: reference_baseline %q is not one of the baselines %v", s.Name, s.ReferenceBaseline, s.Baselines)
 	case s.Capabilities&^allCapabilities != 0:

@@ -89,15 +89,19 @@ func (s *envServer) Open(_ context.Context, req *pb.OpenRequest) (_ *pb.OpenRepl
 	if env == nil {
 		return nil, appError(errors.New("env factory returned a nil env and no error"))
 	}
-	spec, err := json.Marshal(env.Spec())
+	es := env.Spec()
+	if err := core.CheckCapabilities(env); err != nil {
+		_ = env.Close()
+		return nil, appError(err)
+	}
+	spec, err := json.Marshal(es)
 	if err != nil {
 		_ = env.Close()
 		return nil, appError(fmt.Errorf("encoding the spec: %w", err))
 	}
-	_, truncate := env.(core.Truncater)
-	_, prompt := env.(core.Prompter)
-	_, simulate := env.(core.Simulator)
-	_, baseline := env.(core.BaselineProvider)
+	caps := es.Capabilities
+	truncate, prompt := caps.Has(core.CapTruncate), caps.Has(core.CapPrompt)
+	simulate, baseline := caps.Has(core.CapSimulate), caps.Has(core.CapBaseline)
 	s.env = env
 	s.baselines = map[string]core.Baseline{}
 	return &pb.OpenReply{SpecJson: spec, Truncate: truncate, Prompt: prompt, Simulate: simulate, Baseline: baseline}, nil
@@ -159,7 +163,7 @@ func (s *envServer) Truncate(context.Context, *pb.TruncateRequest) (_ *pb.StepRe
 	if err != nil {
 		return nil, err
 	}
-	t, ok := env.(core.Truncater)
+	t, ok := core.TruncaterOf(env)
 	if !ok {
 		return nil, status.Error(codes.Unimplemented, "env does not implement core.Truncater")
 	}
@@ -178,7 +182,7 @@ func (s *envServer) Prompt(_ context.Context, req *pb.PromptRequest) (_ *pb.Prom
 	if err != nil {
 		return nil, err
 	}
-	p, ok := env.(core.Prompter)
+	p, ok := core.PrompterOf(env)
 	if !ok {
 		return nil, status.Error(codes.Unimplemented, "env does not implement core.Prompter")
 	}
@@ -219,7 +223,7 @@ func (s *envServer) Simulate(_ context.Context, req *pb.SimulateRequest) (_ *pb.
 	if err != nil {
 		return nil, err
 	}
-	sim, ok := env.(core.Simulator)
+	sim, ok := core.SimulatorOf(env)
 	if !ok {
 		return nil, status.Error(codes.Unimplemented, "env does not implement core.Simulator")
 	}
@@ -246,7 +250,7 @@ func (s *envServer) Act(_ context.Context, req *pb.ActRequest) (_ *pb.ActReply, 
 	if err != nil {
 		return nil, err
 	}
-	bp, ok := env.(core.BaselineProvider)
+	bp, ok := core.BaselineProviderOf(env)
 	if !ok {
 		return nil, status.Error(codes.Unimplemented, "env does not implement core.BaselineProvider")
 	}

@@ -286,11 +286,6 @@ func (m *module) parseSpec(raw []byte) (*wasmabi.Spec, error) {
 	if spec.ABI != wasmabi.Version {
 		return nil, &CallError{Module: m.name, Call: "open", Reason: fmt.Sprintf("spec says abi %d, the module's marker export and this host say %d", spec.ABI, wasmabi.Version)}
 	}
-	if spec.Env != nil {
-		if err := spec.Env.Validate(); err != nil {
-			return nil, &CallError{Module: m.name, Call: "open", Reason: err.Error()}
-		}
-	}
 	for _, c := range spec.Capabilities {
 		exp, ok := wasmabi.CapabilityExport[c]
 		if !ok {
@@ -306,6 +301,9 @@ func (m *module) parseSpec(raw []byte) (*wasmabi.Spec, error) {
 			return nil, &CallError{Module: m.name, Call: "open", Reason: err.Error()}
 		}
 		spec.Env.Capabilities = caps
+		if err := spec.Env.Validate(); err != nil {
+			return nil, &CallError{Module: m.name, Call: "open", Reason: err.Error()}
+		}
 	}
 	if spec.Reward != nil && spec.Reward.Name == "" {
 		return nil, &CallError{Module: m.name, Call: "open", Reason: "reward spec has no name"}

@@ -19,8 +19,10 @@
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o myenv.wasm .
 //
 // The env may also implement [core.Truncater], [core.Prompter],
-// [core.Simulator] and [core.BaselineProvider]; the kit then advertises the
-// matching capabilities and the host exposes them. Simulate receives a
+// [core.Simulator] and [core.BaselineProvider] and declare them in its
+// spec's Capabilities, as it would in-process; the kit advertises the
+// declared capabilities and the host exposes them (a declared capability
+// the env does not implement fails open). Simulate receives a
 // generator seeded from a value the host draws from its own generator, so
 // runs are reproducible, but the random stream differs from the one the same
 // env sees in-process.
@@ -189,9 +191,13 @@ func (s *server) open(kind, n int) (ret int32) {
 				env.Close()
 				return s.fail(wasmabi.CodeFailed, err)
 			}
+			if err := core.CheckCapabilities(env); err != nil {
+				env.Close()
+				return s.fail(wasmabi.CodeFailed, err)
+			}
 			s.env, s.shape = env, wasmabi.ShapeOf(es)
 			spec.Env = &es
-			spec.Capabilities = capabilities(env)
+			spec.Capabilities = es.Capabilities.Names()
 		}
 	}
 	if kind == openReward || kind == openDescribe {
@@ -213,23 +219,6 @@ func (s *server) open(kind, n int) (ret int32) {
 		return s.fail(wasmabi.CodeFailed, fmt.Errorf("open: spec: %w", err))
 	}
 	return s.reply(append(s.out(), js...))
-}
-
-func capabilities(env core.Env) []string {
-	var caps []string
-	if _, ok := env.(core.Truncater); ok {
-		caps = append(caps, wasmabi.CapTruncate)
-	}
-	if _, ok := env.(core.Prompter); ok {
-		caps = append(caps, wasmabi.CapPrompt)
-	}
-	if _, ok := env.(core.Simulator); ok {
-		caps = append(caps, wasmabi.CapSimulate)
-	}
-	if _, ok := env.(core.BaselineProvider); ok {
-		caps = append(caps, wasmabi.CapBaseline)
-	}
-	return caps
 }
 
 var errNoEnv = errors.New("no env: call open first")
@@ -301,7 +290,7 @@ func (s *server) truncate() (ret int32) {
 	if s.env == nil || !s.reset {
 		return s.fail(wasmabi.CodeBadState, errors.New("truncate before reset"))
 	}
-	t, ok := s.env.(core.Truncater)
+	t, ok := core.TruncaterOf(s.env)
 	if !ok {
 		return s.fail(wasmabi.CodeUnsupported, errors.New("truncate: the env does not implement core.Truncater"))
 	}
@@ -317,7 +306,7 @@ func (s *server) prompt(agent, decision int) (ret int32) {
 	if s.env == nil {
 		return s.fail(wasmabi.CodeBadState, errNoEnv)
 	}
-	p, ok := s.env.(core.Prompter)
+	p, ok := core.PrompterOf(s.env)
 	if !ok {
 		return s.fail(wasmabi.CodeUnsupported, errors.New("prompt: the env does not implement core.Prompter"))
 	}
@@ -333,7 +322,7 @@ func (s *server) simulate(n int) (ret int32) {
 	if s.env == nil {
 		return s.fail(wasmabi.CodeBadState, errNoEnv)
 	}
-	sim, ok := s.env.(core.Simulator)
+	sim, ok := core.SimulatorOf(s.env)
 	if !ok {
 		return s.fail(wasmabi.CodeUnsupported, errors.New("simulate: the env does not implement core.Simulator"))
 	}
@@ -362,7 +351,7 @@ func (s *server) baseline(n int) (ret int32) {
 	if s.env == nil {
 		return s.fail(wasmabi.CodeBadState, errNoEnv)
 	}
-	bp, ok := s.env.(core.BaselineProvider)
+	bp, ok := core.BaselineProviderOf(s.env)
 	if !ok {
 		return s.fail(wasmabi.CodeUnsupported, errors.New("baseline: the env does not implement core.BaselineProvider"))
 	}

@@ -23,7 +23,8 @@ type fakeEnv struct {
 
 func (e *fakeEnv) Spec() core.EnvSpec {
 	return core.EnvSpec{Name: "fake", Agents: []string{"a", "b"}, ObsSize: 1,
-		Decisions: []core.DecisionSpec{{Name: "x"}, {Name: "y", NeedsText: true}}, StateSize: 2, Baselines: []string{"zero", "stuck"}}
+		Decisions: []core.DecisionSpec{{Name: "x"}, {Name: "y", NeedsText: true}}, StateSize: 2, Baselines: []string{"zero", "stuck"},
+		Capabilities: core.CapPrompt | core.CapSimulate | core.CapBaseline}
 }
 func (e *fakeEnv) obs() []core.Observation {
 	return []core.Observation{{Features: []float64{float64(e.t)}, Text: e.text}, {Features: []float64{-1}, Mask: []bool{true, false}}}

@@ -98,7 +98,7 @@ type env struct {
 func (e *env) Spec() core.EnvSpec {
 	return core.EnvSpec{Name: "faultgo", Agents: []string{"a", "b"}, ObsSize: 2,
 		Decisions: []core.DecisionSpec{{Name: "x"}, {Name: "y"}}, StateSize: 1, StepRewards: true, MaxSteps: 5,
-		Baselines: []string{"fault"}}
+		Baselines: []string{"fault"}, Capabilities: core.CapBaseline}
 }
 
 func (e *env) obs() []core.Observation {
