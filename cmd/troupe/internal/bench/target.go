@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -117,13 +116,17 @@ func MeasureTimeToTarget(ctx context.Context, path string, to TargetOptions) (r 
 		e.Episodes, e.Policies = episodes, policies
 		return rollout.Evaluate(ctx, s, tr.Policy(), e)
 	}
-	ref, err := eval([]string{"single_agent"}, r.EvalEpisodes)
-	if err != nil {
-		return r, fmt.Errorf("evaluating single_agent: %w", err)
+	refName := tr.Spec().ReferenceBaseline
+	if refName == "" {
+		return r, fmt.Errorf("env %s names no reference baseline to measure the speedup against", tr.Spec().Name)
 	}
-	refMakespan := ref.Policies["single_agent"].MakespanS
+	ref, err := eval([]string{refName}, r.EvalEpisodes)
+	if err != nil {
+		return r, fmt.Errorf("evaluating %s: %w", refName, err)
+	}
+	refMakespan := ref.Policies[refName].MakespanS
 	if refMakespan <= 0 {
-		return r, errors.New("single_agent has no makespan; is this the writing env?")
+		return r, fmt.Errorf("the reference baseline %s has no makespan", refName)
 	}
 	// Evaluate the initial policy too: iteration 0 says whether training
 	// was needed at all.
@@ -158,7 +161,7 @@ func MeasureTimeToTarget(ctx context.Context, path string, to TargetOptions) (r 
 		}
 	}
 	if to.Confirm && built.Eval.Episodes > 0 {
-		rep, err := eval([]string{"grpo", "single_agent"}, built.Eval.Episodes)
+		rep, err := eval([]string{"grpo", refName}, built.Eval.Episodes)
 		if err != nil {
 			return r, fmt.Errorf("confirming: %w", err)
 		}
