@@ -61,6 +61,8 @@ func (s Sandbox) Validate() error {
 		return &SettingError{Key: "memory_limit_mib", Msg: fmt.Sprintf("must be in [0, 4096] (0 = default), got %d", s.MemoryLimitMiB)}
 	case s.CallTimeout < 0:
 		return &SettingError{Key: "call_timeout", Msg: fmt.Sprintf("must be ≥ 0 (0 = default), got %s", s.CallTimeout)}
+	case s.CallTimeout > 0 && s.CallTimeout < time.Millisecond:
+		return &SettingError{Key: "call_timeout", Msg: fmt.Sprintf("must be 0 (the default) or at least 1ms, got %s (a bare TOML number is nanoseconds: write a unit, e.g. \"5s\")", s.CallTimeout)}
 	}
 	return nil
 }

@@ -212,3 +212,18 @@ func TestFindNearest(t *testing.T) {
 		}
 	}
 }
+
+// A duration written as a bare number decodes as nanoseconds; the rules
+// of llm.timeout and env.sandbox.call_timeout catch it at its line.
+func TestBareNumberDurations(t *testing.T) {
+	_, err := Load(write(t, good+"[llm.default]\ntimeout = 60\n"))
+	wantErr(t, err, "llm.default.timeout", 20)
+	if !strings.Contains(err.Error(), "write a unit") {
+		t.Fatalf("the message should say how to write a duration: %v", err)
+	}
+	_, err = Load(write(t, strings.Replace(good, "size = 8\n", "size = 8\n[env.sandbox]\ncall_timeout = 5\n", 1)))
+	wantErr(t, err, "env.sandbox.call_timeout", 10)
+	if _, err := Load(write(t, good+"[llm.default]\ntimeout = \"60s\"\n")); err != nil {
+		t.Fatal(err)
+	}
+}

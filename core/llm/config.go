@@ -134,8 +134,8 @@ func (c Config) Validate() error {
 		return settingf("tokens_per_minute", "must be ≥ 0 (0 = unlimited), got %d", c.TokensPerMinute)
 	case c.MaxRetries < 0:
 		return settingf("max_retries", "must be ≥ 0, got %d", c.MaxRetries)
-	case c.Timeout <= 0:
-		return settingf("timeout", "must be positive, got %s", c.Timeout)
+	case c.Timeout < time.Millisecond:
+		return settingf("timeout", "must be at least 1ms, got %s (a bare TOML number is nanoseconds: write a unit, e.g. \"60s\")", c.Timeout)
 	case c.MaxTokens < 1:
 		return settingf("max_tokens", "must be at least 1, got %d", c.MaxTokens)
 	case !(c.Temperature >= 0 && c.Temperature <= 2):
