@@ -10,7 +10,7 @@ import (
 // and completion in backlog order, each under a comment saying who wrote
 // it and how it fared. Prompts may define helpers of the same name; in the
 // file a later definition wins, but each function was scored on its own.
-func (e *Env) solution(results []FunctionResult) []byte {
+func (e *Env) solution(results []functionResult) []byte {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "# Project of %d functions written by %d coders (coding env, seed %d).\n", len(e.fns), len(e.agents), e.seed)
 	for j, f := range e.fns {
@@ -34,8 +34,8 @@ func (e *Env) solution(results []FunctionResult) []byte {
 	return []byte(sb.String())
 }
 
-func resultsJSON(results []FunctionResult) []byte {
-	// FunctionResult holds only strings, ints and bools: no error.
+func resultsJSON(results []functionResult) []byte {
+	// functionResult holds only strings, ints and bools: no error.
 	b, _ := json.MarshalIndent(results, "", "  ")
 	return append(b, '\n')
 }

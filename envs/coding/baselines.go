@@ -15,17 +15,16 @@ const (
 	BaselineSOP           = "sop"
 )
 
-// BaselineRepairs bounds the repairs the scripted baselines try on one
+// baselineRepairs bounds the repairs the scripted baselines try on one
 // function before they leave it failing.
-const BaselineRepairs = 4
+const baselineRepairs = 4
 
 // Baseline returns a scripted joint policy bound to this env (it makes Env a
 // core.BaselineProvider):
 //
 //   - single_agent: coder0 alone implements each function, runs its
-//     examples and repairs it until they pass (at most BaselineRepairs
-//     times), then moves to the next; the others submit once every function
-//     is claimed.
+//     examples and repairs it until they pass (at most 4 times), then
+//     moves to the next; the others submit once every function is claimed.
 //   - parallel_naive: every free coder implements the next unclaimed
 //     function; nobody tests; each submits when nothing is left to claim.
 //   - sop: a fixed procedure with barriers: everybody implements until every
@@ -52,17 +51,17 @@ func (f baselineFunc) Act(obs []core.Observation) ([]int, error) { return f(obs)
 func (e *Env) singleAgent(obs []core.Observation) []int {
 	acts := make([]int, len(e.agents))
 	for i := range acts {
-		acts[i] = Wait
+		acts[i] = decWait
 		if !e.free(i) {
 			continue
 		}
 		if i > 0 {
 			if e.nextUnclaimed() < 0 {
-				acts[i] = Submit
+				acts[i] = decSubmit
 			}
 			continue
 		}
-		acts[i] = e.testRepairOrNext(i, BaselineRepairs)
+		acts[i] = e.testRepairOrNext(i, baselineRepairs)
 	}
 	return acts
 }
@@ -72,30 +71,30 @@ func (e *Env) singleAgent(obs []core.Observation) []int {
 // function, else submit.
 func (e *Env) testRepairOrNext(i, maxRepairs int) int {
 	if j := e.failing(i); j >= 0 && e.fns[j].repairs < maxRepairs {
-		return Repair
+		return decRepair
 	}
 	if e.testable(i) >= 0 {
-		return RunTests
+		return decRunTests
 	}
 	if e.nextUnclaimed() >= 0 {
-		return Implement
+		return decImplement
 	}
-	return Submit
+	return decSubmit
 }
 
 func (e *Env) parallelNaive(obs []core.Observation) []int {
 	acts := make([]int, len(e.agents))
 	claimable := e.unclaimed()
 	for i := range acts {
-		acts[i] = Wait
+		acts[i] = decWait
 		if !e.free(i) {
 			continue
 		}
 		if claimable > 0 {
-			acts[i] = Implement
+			acts[i] = decImplement
 			claimable--
 		} else if e.nextUnclaimed() < 0 {
-			acts[i] = Submit
+			acts[i] = decSubmit
 		}
 	}
 	return acts
@@ -119,43 +118,43 @@ func (e *Env) sop(obs []core.Observation) []int {
 	// What each phase still has to do, team-wide.
 	phase := func(i int) int {
 		if j := e.testable(i); j >= 0 && e.fns[j].allRepairs <= 1 {
-			return RunTests
+			return decRunTests
 		}
 		if j := e.failing(i); j >= 0 && e.fns[j].allRepairs == 0 {
-			return Repair
+			return decRepair
 		}
-		return Wait
+		return decWait
 	}
 	teamTests, teamRepairs := false, false
 	for i := range e.agents {
 		switch phase(i) {
-		case RunTests:
+		case decRunTests:
 			teamTests = true
-		case Repair:
+		case decRepair:
 			teamRepairs = true
 		}
 	}
 	for i := range acts {
-		acts[i] = Wait
+		acts[i] = decWait
 		if !e.free(i) {
 			continue
 		}
 		switch {
 		case claimable > 0:
-			acts[i] = Implement
+			acts[i] = decImplement
 			claimable--
 		case anyUnwritten || anyBusy:
 			// barrier
 		case teamTests:
-			if phase(i) == RunTests {
-				acts[i] = RunTests
+			if phase(i) == decRunTests {
+				acts[i] = decRunTests
 			}
 		case teamRepairs:
-			if phase(i) == Repair {
-				acts[i] = Repair
+			if phase(i) == decRepair {
+				acts[i] = decRepair
 			}
 		default:
-			acts[i] = Submit
+			acts[i] = decSubmit
 		}
 	}
 	return acts

@@ -63,6 +63,28 @@
 // with 4. The backlog is ordered longest prompt first, which the agents can
 // see, so that long functions start early.
 //
+// # Observations and artifacts
+//
+// An agent's 18 features, each in [0, 1], are in order: whether it can act
+// now (neither busy nor submitted); whether it has submitted; the
+// unclaimed functions / F; whether any function is unclaimed; whether one
+// of its functions has untested code; whether one failed its examples;
+// whether a teammate's function awaits its review; its functions / F; its
+// functions whose examples pass / F; the repairs tried on its failing
+// function / 4; then the team's view: the functions with code, whose
+// examples pass, whose examples fail, and the teammates' functions whose
+// examples fail (each / F); busy agents / N; submitted agents / N; the
+// clock / reference_makespan_s / 2; and tokens / reference_tokens / 4
+// (values above 1 are clipped).
+//
+// The last step's artifacts are "solution.py", the project as one Python
+// file, and "results.json", one object per function in backlog order:
+// task_id, entry_point, owner (the agent that claimed it, −1 if nobody
+// did), written, examples_pass and examples (its docstring examples' last
+// verdict and count), hidden_pass and hidden_result (the hidden tests'
+// verdict and the sandbox's account of the run), versions, repairs and
+// reviews.
+//
 // # References
 //
 // reference_makespan_s is what one agent takes to implement every function
@@ -70,19 +92,22 @@
 // completion_tokens/decode_tps) for the implement prompt and the canonical
 // solution, with the env's latency params. reference_tokens is the same
 // work's tokens, Σ (prompt_tokens + completion_tokens). Tokens are counted
-// with ApproxTokens.
+// by a deterministic estimate of a cl100k-like BPE tokenizer (about 3.3
+// characters per token on HumanEval's Python).
 //
 // # Simulated coder
 //
 // With the sim backend the env's Simulate writes the text: the canonical
-// solution, or a mutant of it (see Mutate) drawn from a fixed pool per
-// function (Params.MutantsPerFunction), so that a training run meets a
-// finite set of programs and the sandbox cache soon answers everything.
-// Implement is correct with probability PCorrect (0.5); a repair fixes the
-// code with probability PRepairFix (0.6) and otherwise writes another
-// mutant; a review fixes a wrong function with probability PReviewFix
-// (0.15) and breaks a correct one with probability PReviewBreak (0.05).
-// Mutants that still pass every hidden test count as correct.
+// solution, or a mutant of it (one small, realistic mistake: a comparison,
+// arithmetic or logical operator swapped, a constant off by one, a boolean
+// flipped, a return value or a statement replaced) drawn from a fixed pool
+// per function (Params.MutantsPerFunction), so that a training run meets a
+// finite set of programs and the sandbox cache soon answers everything. An
+// implementation is correct with probability PCorrect (0.5); a repair
+// fixes the code with probability PRepairFix (0.6) and otherwise writes
+// another mutant; a review fixes a wrong function with probability
+// PReviewFix (0.15) and breaks a correct one with probability PReviewBreak
+// (0.05). Mutants that still pass every hidden test count as correct.
 package coding
 
 import (
@@ -111,12 +136,12 @@ func init() {
 
 // The decisions, indexing Spec().Decisions.
 const (
-	Wait = iota
-	Implement
-	RunTests
-	Repair
-	ReviewPeer
-	Submit
+	decWait = iota
+	decImplement
+	decRunTests
+	decRepair
+	decReviewPeer
+	decSubmit
 	numDecisions
 )
 
@@ -131,25 +156,25 @@ var decisionSpecs = []core.DecisionSpec{
 
 // The observation features, each scaled to [0, 1].
 const (
-	FeatFree         = iota // 1 if the agent can act now (not busy, not submitted)
-	FeatSubmitted           // 1 if the agent has submitted
-	FeatUnclaimed           // unclaimed functions / F
-	FeatAnyUnclaimed        // 1 if some function is unclaimed
-	FeatCanTest             // 1 if one of its functions has untested code
-	FeatCanRepair           // 1 if one of its functions failed its examples
-	FeatCanReview           // 1 if a teammate's function awaits its review
-	FeatOwned               // its functions / F
-	FeatOwnPassing          // its functions whose examples pass / F
-	FeatRepairs             // repairs already tried on its failing function / 4, at most 1
-	FeatTeamWritten         // functions with code / F
-	FeatTeamPassing         // functions whose examples pass / F
-	FeatTeamFailing         // functions whose examples fail / F
-	FeatPeerFailing         // teammates' functions whose examples fail / F
-	FeatBusy                // busy agents / N
-	FeatDone                // submitted agents / N
-	FeatTime                // clock / reference_makespan_s / 2, at most 1
-	FeatTokens              // tokens / reference_tokens / 4, at most 1
-	ObsSize                 // the number of features
+	featFree         = iota // 1 if the agent can act now (not busy, not submitted)
+	featSubmitted           // 1 if the agent has submitted
+	featUnclaimed           // unclaimed functions / F
+	featAnyUnclaimed        // 1 if some function is unclaimed
+	featCanTest             // 1 if one of its functions has untested code
+	featCanRepair           // 1 if one of its functions failed its examples
+	featCanReview           // 1 if a teammate's function awaits its review
+	featOwned               // its functions / F
+	featOwnPassing          // its functions whose examples pass / F
+	featRepairs             // repairs already tried on its failing function / 4, at most 1
+	featTeamWritten         // functions with code / F
+	featTeamPassing         // functions whose examples pass / F
+	featTeamFailing         // functions whose examples fail / F
+	featPeerFailing         // teammates' functions whose examples fail / F
+	featBusy                // busy agents / N
+	featDone                // submitted agents / N
+	featTime                // clock / reference_makespan_s / 2, at most 1
+	featTokens              // tokens / reference_tokens / 4, at most 1
+	obsSize                 // the number of features
 )
 
 // Params are the env's params (env.params in the agentfile).
@@ -346,7 +371,7 @@ func New(params map[string]any) (*Env, error) {
 	e.spec = core.EnvSpec{
 		Name:      Name,
 		Agents:    names,
-		ObsSize:   ObsSize,
+		ObsSize:   obsSize,
 		Decisions: slices.Clone(decisionSpecs),
 		StateSize: 5*p.Functions + 2*p.Agents + 2,
 		Metrics: []string{core.MetricPassRate, core.MetricMakespan, core.MetricReferenceMakespan, core.MetricTokens, core.MetricReferenceTokens,
@@ -474,15 +499,15 @@ func (e *Env) reviewable(i int) int {
 
 func (e *Env) mask(i int) []bool {
 	m := make([]bool, numDecisions)
-	m[Wait] = true
+	m[decWait] = true
 	if !e.free(i) {
 		return m
 	}
-	m[Implement] = e.nextUnclaimed() >= 0
-	m[RunTests] = e.testable(i) >= 0
-	m[Repair] = e.failing(i) >= 0
-	m[ReviewPeer] = e.reviewable(i) >= 0
-	m[Submit] = !m[Implement]
+	m[decImplement] = e.nextUnclaimed() >= 0
+	m[decRunTests] = e.testable(i) >= 0
+	m[decRepair] = e.failing(i) >= 0
+	m[decReviewPeer] = e.reviewable(i) >= 0
+	m[decSubmit] = !m[decImplement]
 	return m
 }
 
@@ -499,7 +524,7 @@ func (e *Env) observe() []core.Observation {
 func clip01(x float64) float64 { return math.Max(0, math.Min(1, x)) }
 
 func (e *Env) features(i int) []float64 {
-	x := make([]float64, ObsSize)
+	x := make([]float64, obsSize)
 	F, N := float64(len(e.fns)), float64(len(e.agents))
 	a := e.agents[i]
 	b := func(v bool) float64 {
@@ -508,17 +533,17 @@ func (e *Env) features(i int) []float64 {
 		}
 		return 0
 	}
-	x[FeatFree] = b(e.free(i))
-	x[FeatSubmitted] = b(a.submitted)
+	x[featFree] = b(e.free(i))
+	x[featSubmitted] = b(a.submitted)
 	un := e.unclaimed()
-	x[FeatUnclaimed] = float64(un) / F
-	x[FeatAnyUnclaimed] = b(un > 0)
-	x[FeatCanTest] = b(e.testable(i) >= 0)
+	x[featUnclaimed] = float64(un) / F
+	x[featAnyUnclaimed] = b(un > 0)
+	x[featCanTest] = b(e.testable(i) >= 0)
 	fail := e.failing(i)
-	x[FeatCanRepair] = b(fail >= 0)
-	x[FeatCanReview] = b(e.reviewable(i) >= 0)
+	x[featCanRepair] = b(fail >= 0)
+	x[featCanReview] = b(e.reviewable(i) >= 0)
 	if fail >= 0 {
-		x[FeatRepairs] = clip01(float64(e.fns[fail].repairs) / 4)
+		x[featRepairs] = clip01(float64(e.fns[fail].repairs) / 4)
 	}
 	var owned, ownPass, written, passing, failingN, peerFail float64
 	for _, f := range e.fns {
@@ -534,19 +559,19 @@ func (e *Env) features(i int) []float64 {
 		passing += b(ok)
 		failingN += b(bad)
 	}
-	x[FeatOwned], x[FeatOwnPassing] = owned/F, ownPass/F
-	x[FeatTeamWritten], x[FeatTeamPassing], x[FeatTeamFailing], x[FeatPeerFailing] = written/F, passing/F, failingN/F, peerFail/F
+	x[featOwned], x[featOwnPassing] = owned/F, ownPass/F
+	x[featTeamWritten], x[featTeamPassing], x[featTeamFailing], x[featPeerFailing] = written/F, passing/F, failingN/F, peerFail/F
 	var busy, done float64
 	for _, o := range e.agents {
 		busy += b(!o.submitted && o.busyUntil > e.now)
 		done += b(o.submitted)
 	}
-	x[FeatBusy], x[FeatDone] = busy/N, done/N
+	x[featBusy], x[featDone] = busy/N, done/N
 	if e.refTime > 0 {
-		x[FeatTime] = clip01(e.now / e.refTime / 2)
+		x[featTime] = clip01(e.now / e.refTime / 2)
 	}
 	if e.refTokens > 0 {
-		x[FeatTokens] = clip01(float64(e.tokens) / float64(e.refTokens) / 4)
+		x[featTokens] = clip01(float64(e.tokens) / float64(e.refTokens) / 4)
 	}
 	return x
 }
@@ -632,26 +657,26 @@ func (e *Env) prepare(i, decision int) *pending {
 	switch {
 	case !e.started || e.final != nil || !e.free(i):
 		// Nothing to work on: the agent cannot act now.
-	case decision == Implement:
+	case decision == decImplement:
 		p.fn = e.nextUnclaimed()
 		if p.fn >= 0 {
 			f := e.fns[p.fn]
 			f.owner, f.writing, f.implementer = i, true, i
 			req = implementRequest(f.info.task)
 		}
-	case decision == Repair:
+	case decision == decRepair:
 		p.fn = e.failing(i)
 		if p.fn >= 0 {
 			f := e.fns[p.fn]
 			req = chatRequest(fmt.Sprintf("Your implementation of `%s`:\n```python\n%s```\nRunning the examples in its docstring gave:\n```\n%s\n```\nFix the function.\n",
 				f.info.task.EntryPoint, f.info.task.Prompt+f.completion, f.output))
 		}
-	case decision == ReviewPeer:
+	case decision == decReviewPeer:
 		p.fn = e.reviewable(i)
 		if p.fn >= 0 {
 			f := e.fns[p.fn]
 			req = chatRequest(fmt.Sprintf("Review coder%d's implementation of `%s` without running it:\n```python\n%s```\nIf it has a bug, answer with the corrected complete function. If it is correct, answer %s and nothing else.\n",
-				f.owner, f.info.task.EntryPoint, f.info.task.Prompt+f.completion, NoChanges))
+				f.owner, f.info.task.EntryPoint, f.info.task.Prompt+f.completion, noChanges))
 		}
 	}
 	if p.fn >= 0 {
@@ -669,7 +694,7 @@ func (e *Env) prepare(i, decision int) *pending {
 // out (the agent's action turned out to be another decision).
 func (e *Env) release(i int) {
 	a := e.agents[i]
-	if a.pend != nil && a.pend.decision == Implement && a.pend.fn >= 0 {
+	if a.pend != nil && a.pend.decision == decImplement && a.pend.fn >= 0 {
 		f := e.fns[a.pend.fn]
 		if f.writing && f.owner == i {
 			f.owner, f.writing, f.implementer = -1, false, -1
@@ -681,7 +706,7 @@ func (e *Env) release(i int) {
 func requestTokens(req core.ChatRequest) int {
 	n := 0
 	for _, m := range req.Messages {
-		n += ApproxTokens(m.Content) + 4
+		n += approxTokens(m.Content) + 4
 	}
 	return n
 }
@@ -718,12 +743,12 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 			e.release(i)
 		}
 		switch act.Decision {
-		case Submit:
+		case decSubmit:
 			a.submitted = true
 			a.note(fmt.Sprintf("[%.1f s] submitted", e.now))
-		case Implement, Repair, ReviewPeer:
+		case decImplement, decRepair, decReviewPeer:
 			e.startText(i, act)
-		case RunTests:
+		case decRunTests:
 			if j := e.testable(i); j >= 0 {
 				f := e.fns[j]
 				tests = append(tests, testJob{agent: i, fn: j, version: f.version, prog: e.visibleProgram(f)})
@@ -759,7 +784,7 @@ func (e *Env) startText(i int, act core.Action) {
 	p := e.prepare(i, act.Decision)
 	pt, ct := act.Usage.PromptTokens, act.Usage.CompletionTokens
 	if pt == 0 && ct == 0 {
-		pt, ct = requestTokens(p.req), ApproxTokens(act.Text)
+		pt, ct = requestTokens(p.req), approxTokens(act.Text)
 	}
 	lat := act.Usage.Latency.Seconds()
 	if lat <= 0 {
@@ -778,9 +803,9 @@ func (e *Env) startText(i int, act core.Action) {
 	f := e.fns[p.fn]
 	text, start := act.Text, e.now
 	a.effect = func() {
-		completion, ok := ExtractCompletion(text, f.info.task.EntryPoint)
+		completion, ok := extractCompletion(text, f.info.task.EntryPoint)
 		switch {
-		case act.Decision == Implement:
+		case act.Decision == decImplement:
 			f.writing = false
 			f.hasCode = true
 			f.version++
@@ -791,12 +816,12 @@ func (e *Env) startText(i int, act core.Action) {
 			a.note(fmt.Sprintf("[%.1f s] implemented %s", start, f.info.task.EntryPoint))
 		case !ok:
 			f.reviewedAt[i] = f.version
-			if act.Decision == ReviewPeer {
+			if act.Decision == decReviewPeer {
 				f.reviews++
 			}
 			a.note(fmt.Sprintf("[%.1f s] %s %s: no change", start, name, f.info.task.EntryPoint))
 		default:
-			if act.Decision == Repair {
+			if act.Decision == decRepair {
 				f.repairs++
 				f.allRepairs++
 			} else {
@@ -840,7 +865,7 @@ func (e *Env) startTests(jobs []testJob) error {
 		a, f, r := e.agents[j.agent], e.fns[j.fn], res[k]
 		out := e.testOutput(r)
 		e.testRuns++
-		e.tokens += ApproxTokens(out)
+		e.tokens += approxTokens(out)
 		a.busyUntil = e.now + e.p.TestCostS
 		start, version := e.now, j.version
 		a.effect = func() {
@@ -949,8 +974,8 @@ func (e *Env) Truncate() (core.StepResult, error) {
 	return e.finish(true)
 }
 
-// FunctionResult is the per-function summary in the "results.json" artifact.
-type FunctionResult struct {
+// functionResult is the per-function summary in the "results.json" artifact.
+type functionResult struct {
 	// TaskID and EntryPoint name the function's task.
 	TaskID     string `json:"task_id"`
 	EntryPoint string `json:"entry_point"`
@@ -989,9 +1014,9 @@ func (e *Env) finish(truncated bool) (core.StepResult, error) {
 	if err != nil {
 		return core.StepResult{}, fmt.Errorf("env coding: hidden tests: %w", err)
 	}
-	results := make([]FunctionResult, len(e.fns))
+	results := make([]functionResult, len(e.fns))
 	for j, f := range e.fns {
-		results[j] = FunctionResult{TaskID: f.info.task.TaskID, EntryPoint: f.info.task.EntryPoint, Owner: f.owner,
+		results[j] = functionResult{TaskID: f.info.task.TaskID, EntryPoint: f.info.task.EntryPoint, Owner: f.owner,
 			Written: f.hasCode, ExamplesPass: f.hasCode && f.tested == f.version && f.pass, Examples: len(f.info.examples),
 			HiddenResult: "not written", Versions: f.version, Repairs: f.allRepairs, Reviews: f.reviews}
 	}

@@ -20,8 +20,8 @@ import (
 //go:embed data/HumanEval.jsonl.gz
 var humanEval []byte
 
-// HumanEvalName is the name the embedded dataset goes by in errors.
-const HumanEvalName = "HumanEval.jsonl.gz (embedded)"
+// humanEvalName is the name the embedded dataset goes by in errors.
+const humanEvalName = "HumanEval.jsonl.gz (embedded)"
 
 // Task is one problem in the HumanEval JSONL schema.
 type Task struct {
@@ -57,11 +57,11 @@ func LoadDataset(path string) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
 	}
-	return ParseDataset(path, b)
+	return parseDataset(path, b)
 }
 
-// ParseDataset parses dataset content; name is used in errors.
-func ParseDataset(name string, b []byte) (*Dataset, error) {
+// parseDataset parses dataset content; name is used in errors.
+func parseDataset(name string, b []byte) (*Dataset, error) {
 	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
 		zr, err := gzip.NewReader(bytes.NewReader(b))
 		if err != nil {
@@ -149,7 +149,7 @@ var (
 // HumanEval returns the embedded HumanEval dataset (parsed once).
 func HumanEval() (*Dataset, error) {
 	humanEvalOnce.Do(func() {
-		humanEvalDS, humanEvalErr = ParseDataset(HumanEvalName, humanEval)
+		humanEvalDS, humanEvalErr = parseDataset(humanEvalName, humanEval)
 	})
 	if humanEvalErr != nil {
 		return nil, humanEvalErr

@@ -79,7 +79,7 @@ func TestLoadDatasetErrorsNameFileAndLine(t *testing.T) {
 			t.Errorf("want error containing %q, got %v", tc.want, err)
 		}
 	}
-	if _, err := ParseDataset("x.gz", []byte{0x1f, 0x8b, 0, 1}); err == nil || !strings.Contains(err.Error(), "x.gz: gzip") {
+	if _, err := parseDataset("x.gz", []byte{0x1f, 0x8b, 0, 1}); err == nil || !strings.Contains(err.Error(), "x.gz: gzip") {
 		t.Errorf("corrupt gzip: %v", err)
 	}
 }

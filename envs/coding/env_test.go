@@ -34,7 +34,7 @@ func TestSpec(t *testing.T) {
 	if want := []string{"wait", "implement", "run_tests", "repair", "review_peer", "submit"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("decisions %v, want %v", names, want)
 	}
-	if s.NumAgents() != 6 || s.ObsSize != ObsSize || s.StateSize != 5*8+2*6+2 {
+	if s.NumAgents() != 6 || s.ObsSize != obsSize || s.StateSize != 5*8+2*6+2 {
 		t.Fatalf("spec %+v", s)
 	}
 	for _, b := range s.Baselines {
@@ -111,14 +111,14 @@ func TestResetIsDeterministicAndMasksStart(t *testing.T) {
 		t.Fatal("the same seed must give the same project and observations")
 	}
 	for i, o := range obs {
-		if len(o.Features) != ObsSize {
+		if len(o.Features) != obsSize {
 			t.Fatalf("features %d", len(o.Features))
 		}
 		want := []bool{true, true, false, false, false, false}
 		if !reflect.DeepEqual(o.Mask, want) {
 			t.Fatalf("agent %d start mask %v, want only wait and implement", i, o.Mask)
 		}
-		if o.Features[FeatFree] != 1 || o.Features[FeatUnclaimed] != 1 || o.Features[FeatAnyUnclaimed] != 1 {
+		if o.Features[featFree] != 1 || o.Features[featUnclaimed] != 1 || o.Features[featAnyUnclaimed] != 1 {
 			t.Fatalf("start features %v", o.Features)
 		}
 		for _, x := range o.Features {
@@ -166,17 +166,17 @@ func TestVirtualClockAndLegality(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	// Both implement: each claims a different function; the clock moves to
 	// the first to finish.
-	req0 := e.Prompt(0, Implement)
-	req1 := e.Prompt(1, Implement)
+	req0 := e.Prompt(0, decImplement)
+	req1 := e.Prompt(1, decImplement)
 	if req0.Messages[1].Content == req1.Messages[1].Content {
 		t.Fatal("two agents prompted to implement the same function")
 	}
-	c0, _ := e.Simulate(0, Implement, req0, rng)
-	c1, _ := e.Simulate(1, Implement, req1, rng)
+	c0, _ := e.Simulate(0, decImplement, req0, rng)
+	c1, _ := e.Simulate(1, decImplement, req1, rng)
 	lat0, lat1 := 3*time.Second, 5*time.Second
 	res, err := e.Step([]core.Action{
-		{Decision: Implement, Text: c0.Text, Usage: core.Usage{PromptTokens: 100, CompletionTokens: 50, Latency: lat0}},
-		{Decision: Implement, Text: c1.Text, Usage: core.Usage{PromptTokens: 100, CompletionTokens: 50, Latency: lat1}},
+		{Decision: decImplement, Text: c0.Text, Usage: core.Usage{PromptTokens: 100, CompletionTokens: 50, Latency: lat0}},
+		{Decision: decImplement, Text: c1.Text, Usage: core.Usage{PromptTokens: 100, CompletionTokens: 50, Latency: lat1}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -188,22 +188,22 @@ func TestVirtualClockAndLegality(t *testing.T) {
 	if m := res.Observations[1].Mask; !reflect.DeepEqual(m, []bool{true, false, false, false, false, false}) {
 		t.Fatalf("busy agent mask %v", m)
 	}
-	if res.Observations[1].Features[FeatFree] != 0 {
+	if res.Observations[1].Features[featFree] != 0 {
 		t.Fatal("busy agent reported free")
 	}
 	// Agent 0's function has landed and is testable; agent 1's is not yet
 	// visible to agent 0 as written.
-	if !res.Observations[0].Legal(RunTests) || res.Observations[0].Legal(Submit) {
+	if !res.Observations[0].Legal(decRunTests) || res.Observations[0].Legal(decSubmit) {
 		t.Fatalf("agent 0 mask %v", res.Observations[0].Mask)
 	}
-	if res.Observations[0].Legal(ReviewPeer) {
+	if res.Observations[0].Legal(decReviewPeer) {
 		t.Fatal("a function still being written must not be reviewable")
 	}
-	if _, err := e.Step([]core.Action{{Decision: Wait}, {Decision: Implement}}); err == nil || !strings.Contains(err.Error(), "agent 1") {
+	if _, err := e.Step([]core.Action{{Decision: decWait}, {Decision: decImplement}}); err == nil || !strings.Contains(err.Error(), "agent 1") {
 		t.Fatalf("an illegal decision must be an error naming the agent, got %v", err)
 	}
 	// Agent 0 runs its examples (0.5 s virtual): the clock moves to 3.5.
-	res = step(t, e, rng, RunTests, Wait)
+	res = step(t, e, rng, decRunTests, decWait)
 	if e.now != 3.5 || e.testRuns != 1 {
 		t.Fatalf("clock %v, test runs %d", e.now, e.testRuns)
 	}
@@ -213,10 +213,10 @@ func TestVirtualClockAndLegality(t *testing.T) {
 	if strings.Contains(res.Observations[1].Text, "examples passed") {
 		t.Fatal("agent 0's test output leaked into agent 1's context")
 	}
-	if _, err := e.Step([]core.Action{{Decision: Wait}}); err == nil {
+	if _, err := e.Step([]core.Action{{Decision: decWait}}); err == nil {
 		t.Fatal("a wrong number of actions must be an error")
 	}
-	if _, err := e.Step([]core.Action{{Decision: 9}, {Decision: Wait}}); err == nil {
+	if _, err := e.Step([]core.Action{{Decision: 9}, {Decision: decWait}}); err == nil {
 		t.Fatal("an out-of-range decision must be an error")
 	}
 }
@@ -227,7 +227,7 @@ func TestClaimConflictWastesTheCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
-	step(t, e, rng, Implement, Implement)
+	step(t, e, rng, decImplement, decImplement)
 	if e.conflicts != 1 || e.llmCalls != 2 {
 		t.Fatalf("conflicts %d, llm calls %d; want 1 and 2", e.conflicts, e.llmCalls)
 	}
@@ -241,7 +241,7 @@ func TestWaitWithNobodyBusyAdvancesClock(t *testing.T) {
 	if _, err := e.Reset(1); err != nil {
 		t.Fatal(err)
 	}
-	step(t, e, rand.New(rand.NewPCG(1, 1)), Wait, Wait)
+	step(t, e, rand.New(rand.NewPCG(1, 1)), decWait, decWait)
 	if e.now != 2.5 {
 		t.Fatalf("clock %v, want 2.5", e.now)
 	}
@@ -252,11 +252,11 @@ func TestUnclaimedPromptReleasedWhenActionDiffers(t *testing.T) {
 	if _, err := e.Reset(1); err != nil {
 		t.Fatal(err)
 	}
-	e.Prompt(0, Implement)
+	e.Prompt(0, decImplement)
 	if e.unclaimed() != 1 {
 		t.Fatal("Prompt must claim")
 	}
-	if _, err := e.Step([]core.Action{{Decision: Wait}}); err != nil {
+	if _, err := e.Step([]core.Action{{Decision: decWait}}); err != nil {
 		t.Fatal(err)
 	}
 	if e.unclaimed() != 2 {
@@ -276,8 +276,8 @@ func TestHiddenTestsNeverShown(t *testing.T) {
 		acts := featurePolicy(policyRepairs)(obs)
 		// Free agents with nothing else review once in a while.
 		for i, o := range obs {
-			if acts[i] == Submit && o.Legal(ReviewPeer) && rng.IntN(2) == 0 {
-				acts[i] = ReviewPeer
+			if acts[i] == decSubmit && o.Legal(decReviewPeer) && rng.IntN(2) == 0 {
+				acts[i] = decReviewPeer
 			}
 		}
 		return acts
@@ -344,7 +344,7 @@ func TestEpisodeMetricsAndArtifacts(t *testing.T) {
 		m["tokens"] <= m["reference_tokens"]/2 || m["llm_calls"] < 8 || m["test_runs"] < 8 {
 		t.Fatalf("metrics %v", m)
 	}
-	var results []FunctionResult
+	var results []functionResult
 	if err := json.Unmarshal(res.Artifacts["results.json"], &results); err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +401,7 @@ func TestTruncate(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(4, 4))
-	step(t, e, rng, Implement, Wait)
+	step(t, e, rng, decImplement, decWait)
 	res, err := e.Truncate()
 	if err != nil {
 		t.Fatal(err)
@@ -420,9 +420,9 @@ func TestMaxStepsTruncates(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
-	step(t, e, rng, Wait)
-	step(t, e, rng, Wait)
-	if res := step(t, e, rng, Wait); !res.Truncated || res.Metrics == nil {
+	step(t, e, rng, decWait)
+	step(t, e, rng, decWait)
+	if res := step(t, e, rng, decWait); !res.Truncated || res.Metrics == nil {
 		t.Fatalf("want truncation at max_steps, got %+v", res)
 	}
 }
@@ -433,16 +433,16 @@ func TestReviewCanFixAPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(9, 9))
-	step(t, e, rng, Implement, Wait)
+	step(t, e, rng, decImplement, decWait)
 	for !e.fns[0].hasCode {
-		step(t, e, rng, Wait, Wait)
+		step(t, e, rng, decWait, decWait)
 	}
 	if e.fns[0].canonical {
 		t.Fatal("p_correct 0 wrote the canonical solution")
 	}
-	step(t, e, rng, Wait, ReviewPeer)
+	step(t, e, rng, decWait, decReviewPeer)
 	for !e.free(1) {
-		step(t, e, rng, Wait, Wait)
+		step(t, e, rng, decWait, decWait)
 	}
 	f := e.fns[0]
 	if !f.canonical || f.reviews != 1 || f.version != 2 || f.reviewedAt[1] != 2 {
@@ -459,29 +459,29 @@ func TestRealLLMTextIsAcceptedRobustly(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := e.fns[0].info.task
-	req := e.Prompt(0, Implement)
+	req := e.Prompt(0, decImplement)
 	if !strings.Contains(req.Messages[1].Content, task.Prompt) {
 		t.Fatal("the implement prompt must hold the task prompt")
 	}
 	// A chatty answer with a full function in a fence, no usage reported.
 	text := "Sure! Here is the implementation:\n\n```python\n" + task.Prompt + task.CanonicalSolution + "```\nHope this helps."
-	if _, err := e.Step([]core.Action{{Decision: Implement, Text: text}}); err != nil {
+	if _, err := e.Step([]core.Action{{Decision: decImplement, Text: text}}); err != nil {
 		t.Fatal(err)
 	}
 	for !e.free(0) {
-		step(t, e, nil, Wait)
+		step(t, e, nil, decWait)
 	}
 	if e.llmCalls != 1 || e.tokens == 0 || e.now <= e.p.BaseLatencyS {
 		t.Fatalf("without reported usage the env's latency model applies: now %v tokens %d", e.now, e.tokens)
 	}
-	res := step(t, e, nil, RunTests)
+	res := step(t, e, nil, decRunTests)
 	for !e.free(0) {
-		res = step(t, e, nil, Wait)
+		res = step(t, e, nil, decWait)
 	}
 	if !e.fns[0].pass {
 		t.Fatalf("a full function in a fence should pass its examples:\n%s", e.fns[0].output)
 	}
-	res = step(t, e, nil, Submit)
+	res = step(t, e, nil, decSubmit)
 	if res.Metrics["pass_rate"] != 1 {
 		t.Fatalf("pass rate %v", res.Metrics["pass_rate"])
 	}
@@ -508,13 +508,13 @@ func TestEarlyExitDoesNotPass(t *testing.T) {
 			}
 			task := e.fns[0].info.task
 			text := "```python\n" + task.Prompt + task.CanonicalSolution + c.tail + "```"
-			if _, err := e.Step([]core.Action{{Decision: Implement, Text: text}}); err != nil {
+			if _, err := e.Step([]core.Action{{Decision: decImplement, Text: text}}); err != nil {
 				t.Fatal(err)
 			}
 			for !e.free(0) {
-				step(t, e, nil, Wait)
+				step(t, e, nil, decWait)
 			}
-			res := step(t, e, nil, Submit)
+			res := step(t, e, nil, decSubmit)
 			if got := res.Metrics["pass_rate"] == 1; got != c.pass {
 				t.Fatalf("pass rate %v, want pass %v; artifacts:\n%s", res.Metrics["pass_rate"], c.pass, res.Artifacts["solution.py"])
 			}

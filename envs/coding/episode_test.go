@@ -71,19 +71,19 @@ func featurePolicy(maxRepairs int) policy {
 		for i, o := range obs {
 			x := o.Features
 			switch {
-			case x[FeatFree] == 0:
-				acts[i] = Wait
-			case x[FeatCanRepair] == 1 && x[FeatRepairs]*4 < float64(maxRepairs):
-				acts[i] = Repair
-			case x[FeatCanTest] == 1:
-				acts[i] = RunTests
-			case x[FeatAnyUnclaimed] == 1:
-				acts[i] = Implement
+			case x[featFree] == 0:
+				acts[i] = decWait
+			case x[featCanRepair] == 1 && x[featRepairs]*4 < float64(maxRepairs):
+				acts[i] = decRepair
+			case x[featCanTest] == 1:
+				acts[i] = decRunTests
+			case x[featAnyUnclaimed] == 1:
+				acts[i] = decImplement
 			default:
-				acts[i] = Submit
+				acts[i] = decSubmit
 			}
 			if !o.Legal(acts[i]) {
-				acts[i] = Wait
+				acts[i] = decWait
 			}
 		}
 		return acts

@@ -7,14 +7,14 @@ import (
 	"strings"
 )
 
-// Example is one usage example taken from a prompt's docstring: an
+// example is one usage example taken from a prompt's docstring: an
 // expression (or a statement, when Want is empty) and the value it shows.
-type Example struct {
+type example struct {
 	Source string `json:"source"`
 	Want   string `json:"want"`
 }
 
-// ExtractExamples returns the examples written in a HumanEval prompt. Two
+// extractExamples returns the examples written in a HumanEval prompt. Two
 // forms are recognised:
 //
 //   - doctest: `>>> expr` (with `...` continuation lines) followed by the
@@ -29,9 +29,9 @@ type Example struct {
 // Examples are not checked here: the env keeps only those the canonical
 // solution passes (see the env's visible tests), which drops the prose that
 // merely looks like an example.
-func ExtractExamples(prompt, entryPoint string) []Example {
+func extractExamples(prompt, entryPoint string) []example {
 	lines := strings.Split(prompt, "\n")
-	var out []Example
+	var out []example
 	for i := 0; i < len(lines); i++ {
 		t := strings.TrimSpace(lines[i])
 		if src, ok := strings.CutPrefix(t, ">>>"); ok {
@@ -55,7 +55,7 @@ func ExtractExamples(prompt, entryPoint string) []Example {
 				i++
 			}
 			if src != "" {
-				out = append(out, Example{Source: src, Want: strings.Join(want, "\n")})
+				out = append(out, example{Source: src, Want: strings.Join(want, "\n")})
 			}
 			continue
 		}
@@ -67,14 +67,14 @@ func ExtractExamples(prompt, entryPoint string) []Example {
 }
 
 // callExample parses a line of the form `f(args) SEP value`.
-func callExample(line, entryPoint string) (Example, bool) {
+func callExample(line, entryPoint string) (example, bool) {
 	line = strings.TrimLeft(line, "-*• \t")
 	if !strings.HasPrefix(line, entryPoint+"(") {
-		return Example{}, false
+		return example{}, false
 	}
 	end := matchParen(line, len(entryPoint))
 	if end < 0 {
-		return Example{}, false
+		return example{}, false
 	}
 	call, rest := line[:end+1], strings.TrimSpace(line[end+1:])
 	want := ""
@@ -85,16 +85,16 @@ func callExample(line, entryPoint string) (Example, bool) {
 		}
 	}
 	if want == "" {
-		return Example{}, false
+		return example{}, false
 	}
 	if i := strings.LastIndex(want, "="); i >= 0 && !strings.Contains(want, "==") {
 		want = strings.TrimSpace(want[i+1:])
 	}
 	want = strings.TrimRight(want, ".,;")
 	if want == "" {
-		return Example{}, false
+		return example{}, false
 	}
-	return Example{Source: call, Want: want}, true
+	return example{Source: call, Want: want}, true
 }
 
 // matchParen returns the index of the parenthesis closing the one at open,
@@ -185,10 +185,10 @@ def __troupe_examples(cases, verbose):
 __troupe_examples(%s, %s)
 `
 
-// Harness returns the Python code that runs the examples against the
+// harness returns the Python code that runs the examples against the
 // functions defined before it. It reports failures, like a test runner;
 // verbose adds a line for each example that passed.
-func Harness(examples []Example, verbose bool) string {
+func harness(examples []example, verbose bool) string {
 	cases := make([][2]string, len(examples))
 	for i, e := range examples {
 		cases[i] = [2]string{e.Source, e.Want}

@@ -22,8 +22,8 @@ func TestExtractExamples(t *testing.T) {
     6
     """
 `
-	got := ExtractExamples(doctest, "f")
-	want := []Example{{"f(1, 2)", "3"}, {"f([1,\n   2], [3])", "[1, 2, 3]"}, {"x = 5", ""}, {"f(x, 1)", "6"}}
+	got := extractExamples(doctest, "f")
+	want := []example{{"f(1, 2)", "3"}, {"f([1,\n   2], [3])", "[1, 2, 3]"}, {"x = 5", ""}, {"f(x, 1)", "6"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("doctest examples\n got %q\nwant %q", got, want)
 	}
@@ -37,8 +37,8 @@ func TestExtractExamples(t *testing.T) {
     g is nice
     """
 `
-	got = ExtractExamples(calls, "g")
-	want = []Example{{`g("a(b", 1)`, "'x'"}, {`g("c", 2)`, "True"}, {`g("d", 3)`, "8"}, {`g("e", 4)`, "[1]"}, {`g("f", 5)`, "7"}}
+	got = extractExamples(calls, "g")
+	want = []example{{`g("a(b", 1)`, "'x'"}, {`g("c", 2)`, "True"}, {`g("d", 3)`, "8"}, {`g("e", 4)`, "[1]"}, {`g("f", 5)`, "7"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("call examples\n got %q\nwant %q", got, want)
 	}
@@ -50,8 +50,8 @@ func TestHarnessRunsExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	code := "def f(a, b):\n    return a + b\n"
-	exs := []Example{{"f(1, 2)", "3"}, {"f('a', 'b')", "'ab'"}, {"f(0.1, 0.2)", "0.3"}, {"x = 4", ""}, {"f(x, 1)", "5"}, {"print(f(1, 1))", "2"}}
-	r, err := sb.Run(context.Background(), sandbox.Program{TaskID: "harness", Code: code, Test: Harness(exs, false)})
+	exs := []example{{"f(1, 2)", "3"}, {"f('a', 'b')", "'ab'"}, {"f(0.1, 0.2)", "0.3"}, {"x = 4", ""}, {"f(x, 1)", "5"}, {"print(f(1, 1))", "2"}}
+	r, err := sb.Run(context.Background(), sandbox.Program{TaskID: "harness", Code: code, Test: harness(exs, false)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestHarnessRunsExamples(t *testing.T) {
 		t.Fatalf("all examples should pass: %s\n%s", r.Stdout, r.Stderr)
 	}
 	bad := "def f(a, b):\n    if a == 0.1:\n        raise ValueError('no')\n    return a - b\n"
-	r, err = sb.Run(context.Background(), sandbox.Program{TaskID: "harness", Code: bad, Test: Harness(exs, true)})
+	r, err = sb.Run(context.Background(), sandbox.Program{TaskID: "harness", Code: bad, Test: harness(exs, true)})
 	if err != nil {
 		t.Fatal(err)
 	}

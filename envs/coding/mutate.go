@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// Mutant is a variant of a solution with one small, realistic mistake.
-type Mutant struct {
-	// Kind names the mutation operator (see Mutate).
+// mutant is a variant of a solution with one small, realistic mistake.
+type mutant struct {
+	// Kind names the mutation operator (see mutate).
 	Kind string
 	// Line is the 1-based line of the solution the mistake is on.
 	Line int
@@ -16,18 +16,18 @@ type Mutant struct {
 	Code string
 }
 
-// The mutation operators, in the order Mutate applies them.
+// The mutation operators, in the order mutate applies them.
 const (
-	KindRelational = "relational" // < ↔ <=, > ↔ >=, == ↔ !=
-	KindArithmetic = "arithmetic" // + ↔ -, * → //, // → *, / → *, % → //, += ↔ -=
-	KindConstant   = "constant"   // an integer literal n → n+1 and n−1
-	KindBoolean    = "boolean"    // True ↔ False; `not` dropped
-	KindLogical    = "logical"    // and ↔ or
-	KindReturn     = "return"     // a return value replaced by another return's
-	KindStatement  = "statement"  // a simple statement replaced by `pass`
+	kindRelational = "relational" // < ↔ <=, > ↔ >=, == ↔ !=
+	kindArithmetic = "arithmetic" // + ↔ -, * → //, // → *, / → *, % → //, += ↔ -=
+	kindConstant   = "constant"   // an integer literal n → n+1 and n−1
+	kindBoolean    = "boolean"    // True ↔ False; `not` dropped
+	kindLogical    = "logical"    // and ↔ or
+	kindReturn     = "return"     // a return value replaced by another return's
+	kindStatement  = "statement"  // a simple statement replaced by `pass`
 )
 
-var kindOrder = []string{KindRelational, KindArithmetic, KindConstant, KindBoolean, KindLogical, KindReturn, KindStatement}
+var kindOrder = []string{kindRelational, kindArithmetic, kindConstant, kindBoolean, kindLogical, kindReturn, kindStatement}
 
 // pyToken is one lexical token of Python source.
 type pyToken struct {
@@ -186,11 +186,11 @@ type edit struct {
 }
 
 var swaps = map[string]map[string]string{
-	KindRelational: {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="},
-	KindArithmetic: {"+": "-", "-": "+", "*": "//", "//": "*", "/": "*", "%": "//", "+=": "-=", "-=": "+="},
+	kindRelational: {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "=="},
+	kindArithmetic: {"+": "-", "-": "+", "*": "//", "//": "*", "/": "*", "%": "//", "+=": "-=", "-=": "+="},
 }
 
-// Mutate returns every single-point mutant of a Python solution that the
+// mutate returns every single-point mutant of a Python solution that the
 // operators produce, without duplicates and without the solution itself,
 // ordered by operator (see kindOrder) and then by position:
 //
@@ -207,7 +207,7 @@ var swaps = map[string]map[string]string{
 // Nothing inside a string literal or a comment is touched. A mutant may be
 // equivalent to the solution (pass every test); the env does not care, as
 // it scores code by running the hidden tests.
-func Mutate(code string) []Mutant {
+func mutate(code string) []mutant {
 	toks := tokenize(code)
 	var edits []edit
 	// Significant tokens only, for the operand test.
@@ -232,13 +232,13 @@ func Mutate(code string) []Mutant {
 		w := code[t.start:t.end]
 		switch t.kind {
 		case 'o':
-			if r, ok := swaps[KindRelational][w]; ok {
-				edits = append(edits, edit{KindRelational, t.start, t.end, r, t.line})
+			if r, ok := swaps[kindRelational][w]; ok {
+				edits = append(edits, edit{kindRelational, t.start, t.end, r, t.line})
 			}
-			if r, ok := swaps[KindArithmetic][w]; ok {
+			if r, ok := swaps[kindArithmetic][w]; ok {
 				p, ok := prev(i)
 				if ok && operand(code, p) {
-					edits = append(edits, edit{KindArithmetic, t.start, t.end, r, t.line})
+					edits = append(edits, edit{kindArithmetic, t.start, t.end, r, t.line})
 				}
 			}
 		case '0':
@@ -246,31 +246,31 @@ func Mutate(code string) []Mutant {
 			if err != nil || (len(w) > 1 && w[0] == '0') {
 				break
 			}
-			edits = append(edits, edit{KindConstant, t.start, t.end, strconv.Itoa(n + 1), t.line})
+			edits = append(edits, edit{kindConstant, t.start, t.end, strconv.Itoa(n + 1), t.line})
 			if n > 0 {
-				edits = append(edits, edit{KindConstant, t.start, t.end, strconv.Itoa(n - 1), t.line})
+				edits = append(edits, edit{kindConstant, t.start, t.end, strconv.Itoa(n - 1), t.line})
 			}
 		case 'n':
 			switch w {
 			case "True":
-				edits = append(edits, edit{KindBoolean, t.start, t.end, "False", t.line})
+				edits = append(edits, edit{kindBoolean, t.start, t.end, "False", t.line})
 			case "False":
-				edits = append(edits, edit{KindBoolean, t.start, t.end, "True", t.line})
+				edits = append(edits, edit{kindBoolean, t.start, t.end, "True", t.line})
 			case "not":
 				if n, ok := next(i); ok && n.kind != '\n' {
-					edits = append(edits, edit{KindBoolean, t.start, n.start, "", t.line})
+					edits = append(edits, edit{kindBoolean, t.start, n.start, "", t.line})
 				}
 			case "and":
-				edits = append(edits, edit{KindLogical, t.start, t.end, "or", t.line})
+				edits = append(edits, edit{kindLogical, t.start, t.end, "or", t.line})
 			case "or":
-				edits = append(edits, edit{KindLogical, t.start, t.end, "and", t.line})
+				edits = append(edits, edit{kindLogical, t.start, t.end, "and", t.line})
 			case "return":
 				if p, ok := prev(i); ok && !(p.kind == 'o' && code[p.start:p.end] == ":") {
 					break // `return` must start its statement
 				}
 				end := statementEnd(code, toks, i)
 				if n, ok := next(i); ok && n.start < end {
-					returns = append(returns, edit{KindReturn, n.start, end, code[n.start:end], t.line})
+					returns = append(returns, edit{kindReturn, n.start, end, code[n.start:end], t.line})
 				}
 			}
 		}
@@ -278,7 +278,7 @@ func Mutate(code string) []Mutant {
 	for _, a := range returns {
 		for _, b := range returns {
 			if strings.TrimSpace(a.repl) != strings.TrimSpace(b.repl) {
-				edits = append(edits, edit{KindReturn, a.start, a.end, b.repl, a.line})
+				edits = append(edits, edit{kindReturn, a.start, a.end, b.repl, a.line})
 			}
 		}
 	}
@@ -292,14 +292,14 @@ func Mutate(code string) []Mutant {
 		return edits[a].start < edits[b].start
 	})
 	seen := map[string]bool{code: true}
-	var out []Mutant
+	var out []mutant
 	for _, e := range edits {
 		m := code[:e.start] + e.repl + code[e.end:]
 		if seen[m] {
 			continue
 		}
 		seen[m] = true
-		out = append(out, Mutant{Kind: e.kind, Line: e.line, Code: m})
+		out = append(out, mutant{Kind: e.kind, Line: e.line, Code: m})
 	}
 	return out
 }
@@ -387,7 +387,7 @@ func statementEdits(code string, toks []pyToken) []edit {
 		if strings.Contains(trimmed, ":") && (strings.HasPrefix(trimmed, "if ") || strings.HasPrefix(trimmed, "for ")) {
 			continue
 		}
-		out = append(out, edit{KindStatement, start, start + len(body), indent + "pass", lineNo + 1})
+		out = append(out, edit{kindStatement, start, start + len(body), indent + "pass", lineNo + 1})
 	}
 	return out
 }
@@ -414,15 +414,15 @@ func startsStatement(code string, toks []pyToken, start int) bool {
 
 // mutantPool picks up to n mutants, round-robin across operator kinds (in
 // kindOrder, each kind in source order), so that every kind is represented.
-func mutantPool(all []Mutant, n int) []Mutant {
+func mutantPool(all []mutant, n int) []mutant {
 	if n <= 0 || len(all) <= n {
 		return all
 	}
-	byKind := map[string][]Mutant{}
+	byKind := map[string][]mutant{}
 	for _, m := range all {
 		byKind[m.Kind] = append(byKind[m.Kind], m)
 	}
-	var out []Mutant
+	var out []mutant
 	for round := 0; len(out) < n; round++ {
 		added := false
 		for _, k := range kindOrder {

@@ -18,7 +18,7 @@ func TestMutateOperators(t *testing.T) {
     return False
 `
 	got := map[string]bool{}
-	for _, m := range Mutate(code) {
+	for _, m := range mutate(code) {
 		got[m.Kind+": "+diffLine(code, m.Code)] = true
 	}
 	for _, want := range []string{
@@ -66,7 +66,7 @@ func TestMutantPoolIsBalancedAndBounded(t *testing.T) {
 	}
 	total := 0
 	for _, task := range ds.Tasks {
-		all := Mutate(task.CanonicalSolution)
+		all := mutate(task.CanonicalSolution)
 		if len(all) == 0 {
 			t.Errorf("%s: no mutants", task.TaskID)
 		}
@@ -102,7 +102,7 @@ func TestMutantsAreValidPython(t *testing.T) {
 	}
 	var srcs []string
 	for _, task := range ds.Tasks {
-		for _, m := range Mutate(task.CanonicalSolution) {
+		for _, m := range mutate(task.CanonicalSolution) {
 			srcs = append(srcs, task.Prompt+m.Code)
 		}
 	}

@@ -21,7 +21,8 @@ import (
 //   - nothing to work on: DONE.
 //
 // Code comes in a ```python block, as a chat model writes it. Token counts
-// are ApproxTokens of the request and of the answer.
+// are the env's estimate (see References in the package doc) of the
+// request and of the answer.
 func (e *Env) Simulate(agent, decision int, req core.ChatRequest, rng *rand.Rand) (core.SimCompletion, error) {
 	if agent < 0 || agent >= len(e.agents) {
 		return core.SimCompletion{}, fmt.Errorf("env coding: simulate: agent %d out of range", agent)
@@ -41,20 +42,20 @@ func (e *Env) Simulate(agent, decision int, req core.ChatRequest, rng *rand.Rand
 			return fence(info.mutants[rng.IntN(len(info.mutants))].Code)
 		}
 		switch decision {
-		case Implement:
+		case decImplement:
 			if rng.Float64() < e.p.PCorrect {
 				text = info.canonicalText
 			} else {
 				text = mutant()
 			}
-		case Repair:
+		case decRepair:
 			if rng.Float64() < e.p.PRepairFix {
 				text = info.canonicalText
 			} else {
 				text = mutant()
 			}
-		case ReviewPeer:
-			text = NoChanges
+		case decReviewPeer:
+			text = noChanges
 			if f.canonical {
 				if rng.Float64() < e.p.PReviewBreak {
 					text = mutant()
@@ -66,5 +67,5 @@ func (e *Env) Simulate(agent, decision int, req core.ChatRequest, rng *rand.Rand
 			return core.SimCompletion{}, fmt.Errorf("env coding: simulate: decision %d needs no text", decision)
 		}
 	}
-	return core.SimCompletion{Text: text, PromptTokens: requestTokens(req), CompletionTokens: ApproxTokens(text)}, nil
+	return core.SimCompletion{Text: text, PromptTokens: requestTokens(req), CompletionTokens: approxTokens(text)}, nil
 }

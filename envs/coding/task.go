@@ -15,10 +15,10 @@ import (
 // mutant pool and the reference token counts.
 type taskInfo struct {
 	task     *Task
-	examples []Example
+	examples []example
 	visible  string // harness of the examples the canonical solution passes
 	hidden   string // the task's test and the call of check
-	mutants  []Mutant
+	mutants  []mutant
 	// canonicalText is what the sim answers for a correct implementation.
 	canonicalText       string
 	refPromptTokens     int
@@ -63,11 +63,11 @@ func computeTask(sb *sandbox.Sandbox, t *Task, pool int) (*taskInfo, error) {
 	info := &taskInfo{
 		task:    t,
 		hidden:  t.Test + "\n\ncheck(" + t.EntryPoint + ")\nprint(" + strconv.Quote(hiddenDone) + ")\n",
-		mutants: mutantPool(Mutate(t.CanonicalSolution), pool),
+		mutants: mutantPool(mutate(t.CanonicalSolution), pool),
 	}
-	all := ExtractExamples(t.Prompt, t.EntryPoint)
+	all := extractExamples(t.Prompt, t.EntryPoint)
 	if len(all) > 0 {
-		r, err := sb.Run(context.Background(), sandbox.Program{TaskID: t.TaskID, Code: t.Prompt + t.CanonicalSolution, Test: Harness(all, true)})
+		r, err := sb.Run(context.Background(), sandbox.Program{TaskID: t.TaskID, Code: t.Prompt + t.CanonicalSolution, Test: harness(all, true)})
 		if err != nil {
 			return nil, fmt.Errorf("task %s: checking its examples: %w", t.TaskID, err)
 		}
@@ -78,10 +78,10 @@ func computeTask(sb *sandbox.Sandbox, t *Task, pool int) (*taskInfo, error) {
 			}
 		}
 	}
-	info.visible = Harness(info.examples, false)
+	info.visible = harness(info.examples, false)
 	info.canonicalText = fence(t.CanonicalSolution)
 	info.refPromptTokens = requestTokens(implementRequest(t))
-	info.refCompletionTokens = ApproxTokens(info.canonicalText)
+	info.refCompletionTokens = approxTokens(info.canonicalText)
 	return info, nil
 }
 

@@ -8,10 +8,10 @@ import (
 // fenceRE matches a Markdown code block: ```lang\n … ```.
 var fenceRE = regexp.MustCompile("(?s)```[ \\t]*([A-Za-z0-9_+-]*)[ \\t]*\\r?\\n(.*?)```")
 
-// NoChanges is what a reviewer answers when it finds nothing to fix.
-const NoChanges = "NO_CHANGES"
+// noChanges is what a reviewer answers when it finds nothing to fix.
+const noChanges = "NO_CHANGES"
 
-// ExtractCompletion turns an LLM's answer into the completion that follows
+// extractCompletion turns an LLM's answer into the completion that follows
 // a task's prompt, robustly:
 //
 //   - If the text holds Markdown code blocks, the first one that defines
@@ -26,7 +26,7 @@ const NoChanges = "NO_CHANGES"
 //
 // ok is false when the text holds no code at all (empty, or the reviewer's
 // NO_CHANGES).
-func ExtractCompletion(text, entryPoint string) (completion string, ok bool) {
+func extractCompletion(text, entryPoint string) (completion string, ok bool) {
 	code := text
 	if blocks := fenceRE.FindAllStringSubmatch(text, -1); len(blocks) > 0 {
 		best := ""
@@ -51,7 +51,7 @@ func ExtractCompletion(text, entryPoint string) (completion string, ok bool) {
 	code = strings.ReplaceAll(code, "\r\n", "\n")
 	code = strings.ReplaceAll(code, "\t", "    ")
 	trimmed := strings.TrimSpace(code)
-	if trimmed == "" || trimmed == NoChanges || trimmed == "DONE" {
+	if trimmed == "" || trimmed == noChanges || trimmed == "DONE" {
 		return "", false
 	}
 	// Drop leading blank lines; keep the first line's indentation.
@@ -84,7 +84,7 @@ func definesAtMargin(code, entryPoint string) bool {
 	return false
 }
 
-// ApproxTokens estimates how many tokens a BPE tokenizer (cl100k-like)
+// approxTokens estimates how many tokens a BPE tokenizer (cl100k-like)
 // makes of s, deterministically: a run of letters, digits and underscores
 // costs one token per 6 characters (rounded up), a newline together with
 // the indentation after it one, another run of spaces one per 4 (a single
@@ -92,7 +92,7 @@ func definesAtMargin(code, entryPoint string) bool {
 // 2. On
 // HumanEval's prompts and solutions it gives about 3.3 characters per token,
 // as cl100k does on Python.
-func ApproxTokens(s string) int {
+func approxTokens(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
 		c := s[i]

@@ -17,7 +17,7 @@ func TestExtractCompletion(t *testing.T) {
 		{"no changes", "NO_CHANGES", "", false},
 		{"empty", "  \n", "", false},
 	} {
-		got, ok := ExtractCompletion(tc.text, "f")
+		got, ok := extractCompletion(tc.text, "f")
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("%s: got %q, %v; want %q, %v", tc.name, got, ok, tc.want, tc.ok)
 		}
@@ -32,8 +32,8 @@ func TestApproxTokens(t *testing.T) {
 		{"", 0}, {"hello", 1}, {"hello world", 2}, {"a+b", 3}, {"f(x):", 4}, {"has_close_elements", 3},
 		{"        return x\n        y", 1 + 1 + 1 + 1 + 1 + 1}, {"for i in range(10):", 7},
 	} {
-		if got := ApproxTokens(tc.s); got != tc.want {
-			t.Errorf("ApproxTokens(%q) = %d, want %d", tc.s, got, tc.want)
+		if got := approxTokens(tc.s); got != tc.want {
+			t.Errorf("approxTokens(%q) = %d, want %d", tc.s, got, tc.want)
 		}
 	}
 	ds, err := HumanEval()
@@ -43,7 +43,7 @@ func TestApproxTokens(t *testing.T) {
 	chars, toks := 0, 0
 	for _, task := range ds.Tasks {
 		chars += len(task.Prompt) + len(task.CanonicalSolution)
-		toks += ApproxTokens(task.Prompt) + ApproxTokens(task.CanonicalSolution)
+		toks += approxTokens(task.Prompt) + approxTokens(task.CanonicalSolution)
 	}
 	r := float64(chars) / float64(toks)
 	t.Logf("%.2f characters per token on HumanEval", r)

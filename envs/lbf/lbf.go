@@ -105,8 +105,10 @@ const (
 // core.MetricReturn, core.MetricMakespan, core.MetricReferenceMakespan,
 // core.MetricTokens and core.MetricReferenceTokens.
 const (
+	// MetricFoodsCollected is the number of foods collected in the episode.
 	MetricFoodsCollected = "foods_collected"
-	MetricFoodsSpawned   = "foods_spawned"
+	// metricFoodsSpawned is the number of foods placed at Reset.
+	metricFoodsSpawned = "foods_spawned"
 )
 
 const (
@@ -270,7 +272,7 @@ func newEnv(p Params) (*Env, error) {
 		StateSize:    e.stateSize,
 		StepRewards:  true,
 		Capabilities: core.CapTruncate,
-		Metrics: []string{core.MetricReturn, MetricFoodsCollected, MetricFoodsSpawned, core.MetricMakespan,
+		Metrics: []string{core.MetricReturn, MetricFoodsCollected, metricFoodsSpawned, core.MetricMakespan,
 			core.MetricReferenceMakespan, core.MetricTokens, core.MetricReferenceTokens},
 		MaxSteps: p.MaxSteps,
 	}
@@ -545,7 +547,7 @@ func (e *Env) metrics() map[string]float64 {
 	return map[string]float64{
 		core.MetricReturn:            e.ret,
 		MetricFoodsCollected:         float64(e.collected),
-		MetricFoodsSpawned:           float64(len(e.foods)),
+		metricFoodsSpawned:           float64(len(e.foods)),
 		core.MetricMakespan:          float64(e.t),
 		core.MetricReferenceMakespan: float64(e.p.MaxSteps),
 		core.MetricTokens:            0,

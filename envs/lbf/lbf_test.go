@@ -197,7 +197,7 @@ func TestTermination(t *testing.T) {
 		t.Fatalf("terminated %v truncated %v after the last food", res.Terminated, res.Truncated)
 	}
 	want := map[string]float64{
-		core.MetricReturn: 1, MetricFoodsCollected: 2, MetricFoodsSpawned: 2, core.MetricMakespan: 11,
+		core.MetricReturn: 1, MetricFoodsCollected: 2, metricFoodsSpawned: 2, core.MetricMakespan: 11,
 		core.MetricReferenceMakespan: 50, core.MetricTokens: 0, core.MetricReferenceTokens: 0,
 	}
 	for k, v := range want {
@@ -436,7 +436,7 @@ func TestRandomPolicyReturnInUnitInterval(t *testing.T) {
 					t.Fatalf("%v seed %d: return %v (sum of rewards %v), want in [0,1]", params, seed, ret, sum)
 				}
 				if e.p.Coop { // equal food levels: return = share of foods collected
-					want := res.Metrics[MetricFoodsCollected] / res.Metrics[MetricFoodsSpawned]
+					want := res.Metrics[MetricFoodsCollected] / res.Metrics[metricFoodsSpawned]
 					if math.Abs(ret-want) > 1e-12 {
 						t.Fatalf("seed %d: coop return %v, want %v", seed, ret, want)
 					}

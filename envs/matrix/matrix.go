@@ -46,22 +46,21 @@ const (
 	Penalty  = "penalty"
 )
 
-// NumActions is the number of actions each agent chooses from.
-const NumActions = 3
+// numActions is the number of actions each agent chooses from.
+const numActions = 3
 
-// The env's own metrics, reported on the last step with the well-known
-// core.MetricReturn, core.MetricMakespan, core.MetricReferenceMakespan,
-// core.MetricTokens and core.MetricReferenceTokens.
-const (
-	MetricOptimalReturn = "optimal_return"
-)
+// metricOptimalReturn is the env's own metric, reported on the last step
+// with the well-known core.MetricReturn, core.MetricMakespan,
+// core.MetricReferenceMakespan, core.MetricTokens and
+// core.MetricReferenceTokens.
+const metricOptimalReturn = "optimal_return"
 
 const (
 	defaultSteps = 25
 	defaultK     = -100.0
 	maxSteps     = 100000
 	numAgents    = 2
-	stateSize    = NumActions * NumActions
+	stateSize    = numActions * numActions
 )
 
 func init() {
@@ -82,7 +81,7 @@ type Params struct {
 // Env is one instance of the game. It is not safe for concurrent use.
 type Env struct {
 	spec    core.EnvSpec
-	payoff  [NumActions][NumActions]float64
+	payoff  [numActions][numActions]float64
 	steps   int
 	optimum float64
 
@@ -99,13 +98,13 @@ func New(params map[string]any) (*Env, error) {
 	if err := core.DecodeParams(params, &p); err != nil {
 		return nil, fmt.Errorf("matrix: %w", err)
 	}
-	var payoff [NumActions][NumActions]float64
+	var payoff [numActions][numActions]float64
 	switch p.Game {
 	case Climbing:
 		if p.K != nil {
 			return nil, errors.New(`matrix: params: key "k" applies only to game = "penalty"`)
 		}
-		payoff = [NumActions][NumActions]float64{{11, -30, 0}, {-30, 7, 0}, {0, 6, 5}}
+		payoff = [numActions][numActions]float64{{11, -30, 0}, {-30, 7, 0}, {0, 6, 5}}
 	case Penalty:
 		k := defaultK
 		if p.K != nil {
@@ -114,7 +113,7 @@ func New(params map[string]any) (*Env, error) {
 		if !(k <= 0) { // also rejects NaN
 			return nil, fmt.Errorf("matrix: params: key \"k\": want a value ≤ 0 (e.g. 0, -25, -50, -75, -100), got %v", k)
 		}
-		payoff = [NumActions][NumActions]float64{{k, 0, 10}, {0, 2, 0}, {10, 0, k}}
+		payoff = [numActions][numActions]float64{{k, 0, 10}, {0, 2, 0}, {10, 0, k}}
 	default:
 		return nil, fmt.Errorf("matrix: params: key \"game\": want %q or %q, got %q", Climbing, Penalty, p.Game)
 	}
@@ -136,7 +135,7 @@ func New(params map[string]any) (*Env, error) {
 		StateSize:    stateSize,
 		StepRewards:  true,
 		Capabilities: core.CapTruncate,
-		Metrics: []string{core.MetricReturn, MetricOptimalReturn, core.MetricMakespan,
+		Metrics: []string{core.MetricReturn, metricOptimalReturn, core.MetricMakespan,
 			core.MetricReferenceMakespan, core.MetricTokens, core.MetricReferenceTokens},
 		MaxSteps: p.Steps,
 	}
@@ -168,14 +167,14 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 		return core.StepResult{}, fmt.Errorf("matrix: Step: want %d actions, got %d", numAgents, len(actions))
 	}
 	for i, a := range actions {
-		if a.Decision < 0 || a.Decision >= NumActions {
-			return core.StepResult{}, fmt.Errorf("matrix: Step: agent %d: decision %d out of range 0..%d", i, a.Decision, NumActions-1)
+		if a.Decision < 0 || a.Decision >= numActions {
+			return core.StepResult{}, fmt.Errorf("matrix: Step: agent %d: decision %d out of range 0..%d", i, a.Decision, numActions-1)
 		}
 	}
 	r := e.payoff[actions[0].Decision][actions[1].Decision]
 	e.t++
 	e.ret += r
-	e.last = actions[0].Decision*NumActions + actions[1].Decision
+	e.last = actions[0].Decision*numActions + actions[1].Decision
 	res := core.StepResult{Observations: observations(), Rewards: []float64{r, r}}
 	if e.t >= e.steps {
 		e.done = true
@@ -198,7 +197,7 @@ func (e *Env) Truncate() (core.StepResult, error) {
 func (e *Env) metrics() map[string]float64 {
 	return map[string]float64{
 		core.MetricReturn:            e.ret,
-		MetricOptimalReturn:          e.optimum,
+		metricOptimalReturn:          e.optimum,
 		core.MetricMakespan:          float64(e.t),
 		core.MetricReferenceMakespan: float64(e.steps),
 		core.MetricTokens:            0,

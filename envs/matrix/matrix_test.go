@@ -70,7 +70,7 @@ func TestOptimumAndMetrics(t *testing.T) {
 		e := mustNew(t, map[string]any{"game": c.game})
 		res := play(t, e, c.a0, c.a1)
 		want := map[string]float64{
-			core.MetricReturn: c.want, MetricOptimalReturn: c.want, core.MetricMakespan: 25,
+			core.MetricReturn: c.want, metricOptimalReturn: c.want, core.MetricMakespan: 25,
 			core.MetricReferenceMakespan: 25, core.MetricTokens: 0, core.MetricReferenceTokens: 0,
 		}
 		if len(res.Metrics) != len(want) {

@@ -35,15 +35,15 @@ var variants = struct {
 
 // distinctStyle returns author k's habits: four authors (k = 0…3) differ
 // pairwise in most habits, as differently trained writers would.
-func distinctStyle(k int) Style {
+func distinctStyle(k int) restyle.Style {
 	v := variants
-	return Style{Heading: v.h[k%2], Case: v.c[k%2], Bullet: v.b[k%3], Emphasis: v.e[k%2], Strong: v.s[(k/2)%2],
+	return restyle.Style{Heading: v.h[k%2], Case: v.c[k%2], Bullet: v.b[k%3], Emphasis: v.e[k%2], Strong: v.s[(k/2)%2],
 		Code: v.code[(k/2+k)%2], Spelling: v.sp[(k+1)/2%2], Person: v.p[k%2]}
 }
 
-func randomStyle(r *rand.Rand) Style {
+func randomStyle(r *rand.Rand) restyle.Style {
 	v := variants
-	return Style{Heading: v.h[r.IntN(3)], Case: v.c[r.IntN(2)], Bullet: v.b[r.IntN(3)], Emphasis: v.e[r.IntN(2)],
+	return restyle.Style{Heading: v.h[r.IntN(3)], Case: v.c[r.IntN(2)], Bullet: v.b[r.IntN(3)], Emphasis: v.e[r.IntN(2)],
 		Strong: v.s[r.IntN(2)], Code: v.code[r.IntN(3)], Spelling: v.sp[r.IntN(2)], Person: v.p[r.IntN(2)]}
 }
 
@@ -63,7 +63,7 @@ func splitH2(md string) []string {
 
 // assemble gives a title and the sections of md to the authors in turn,
 // each writing in their own style.
-func assemble(md, title string, authors []Style) string {
+func assemble(md, title string, authors []restyle.Style) string {
 	var sb strings.Builder
 	sb.WriteString(restyle.Markdown("# "+title+"\n\n", authors[0]))
 	for i, p := range splitH2(md) {
@@ -85,7 +85,7 @@ func TestAuthorsOnRealText(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(42, 7))
 	house := distinctStyle(0)
-	four := []Style{distinctStyle(0), distinctStyle(1), distinctStyle(2), distinctStyle(3)}
+	four := []restyle.Style{distinctStyle(0), distinctStyle(1), distinctStyle(2), distinctStyle(3)}
 	var single, houses, mixed, randomMixed []float64
 	for _, f := range files { // in name order
 		b, err := fs.ReadFile(shipped, f)
@@ -95,22 +95,22 @@ func TestAuthorsOnRealText(t *testing.T) {
 		n := path.Base(f)
 		md, title := string(b), "RFC "+strings.TrimSuffix(n, ".md")
 		one := randomStyle(rng)
-		r := ConsistencyOf(t, []byte(assemble(md, title, []Style{one})))
+		r := consistencyOf(t, []byte(assemble(md, title, []restyle.Style{one})))
 		single = append(single, r["consistency"])
 		for _, c := range styleChecks {
 			if p := r["consistency."+c]; p != 1 {
 				t.Errorf("%s restyled in %+v: %s = %.3f, want 1", n, one, c, p)
 			}
 		}
-		h := ConsistencyOf(t, []byte(assemble(md, title, []Style{house, house, house, house})))
+		h := consistencyOf(t, []byte(assemble(md, title, []restyle.Style{house, house, house, house})))
 		houses = append(houses, h["consistency"])
-		m := ConsistencyOf(t, []byte(assemble(md, title, four)))
+		m := consistencyOf(t, []byte(assemble(md, title, four)))
 		mixed = append(mixed, m["consistency"])
 		if m["consistency"] > 0.85 {
 			t.Errorf("%s by four authors with different habits scored %.3f > 0.85: %v", n, m["consistency"], m)
 		}
-		rs := []Style{randomStyle(rng), randomStyle(rng), randomStyle(rng), randomStyle(rng)}
-		randomMixed = append(randomMixed, ConsistencyOf(t, []byte(assemble(md, title, rs)))["consistency"])
+		rs := []restyle.Style{randomStyle(rng), randomStyle(rng), randomStyle(rng), randomStyle(rng)}
+		randomMixed = append(randomMixed, consistencyOf(t, []byte(assemble(md, title, rs)))["consistency"])
 	}
 	for _, x := range []struct {
 		name string

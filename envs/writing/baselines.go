@@ -50,48 +50,48 @@ func (s scripted) Act(obs []core.Observation) ([]int, error) {
 }
 
 func allLegal() []bool {
-	m := make([]bool, NumDecisions)
+	m := make([]bool, numDecisions)
 	for i := range m {
 		m[i] = true
 	}
 	return m
 }
 
-// first returns the first legal decision of prefs, or Wait.
+// first returns the first legal decision of prefs, or decWait.
 func first(mask []bool, prefs ...int) int {
 	for _, d := range prefs {
 		if mask[d] {
 			return d
 		}
 	}
-	return Wait
+	return decWait
 }
 
 func (e *Env) actSingle(i int, mask []bool) int {
 	if i != 0 {
-		return first(mask, Submit)
+		return first(mask, decSubmit)
 	}
 	if !e.agents[0].read {
-		return first(mask, ReadStyle)
+		return first(mask, decReadStyle)
 	}
-	return first(mask, DraftNext, Submit)
+	return first(mask, decDraftNext, decSubmit)
 }
 
 func (e *Env) actNaive(i int, mask []bool) int {
-	return first(mask, DraftLongest, Submit)
+	return first(mask, decDraftLongest, decSubmit)
 }
 
 func (e *Env) actSOP(i int, mask []bool) int {
 	if !e.agents[i].read {
-		return first(mask, ReadStyle)
+		return first(mask, decReadStyle)
 	}
-	if mask[DraftNext] {
-		return DraftNext
+	if mask[decDraftNext] {
+		return decDraftNext
 	}
 	for k := range e.units {
 		if e.units[k].status != done {
-			return Wait // barrier: the edit pass starts when every unit is drafted
+			return decWait // barrier: the edit pass starts when every unit is drafted
 		}
 	}
-	return first(mask, EditPeer, Submit)
+	return first(mask, decEditPeer, decSubmit)
 }

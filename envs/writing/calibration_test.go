@@ -1,9 +1,9 @@
-package writing_test
+package writing
 
 import (
 	"testing"
 
-	"github.com/troupe-dev/troupe/envs/writing"
+	"github.com/troupe-dev/troupe/core"
 )
 
 type summary struct {
@@ -15,18 +15,18 @@ type summary struct {
 // measure runs a policy on seeds 1..n with the default params and
 // averages consistency (the "writing.consistency" reward's score of the
 // document), makespan and tokens.
-func measure(t testing.TB, name string, n int, mk func(*writing.Env) policy) summary {
-	env, err := writing.New(nil)
+func measure(t testing.TB, name string, n int, mk func(*Env) policy) summary {
+	env, err := New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := summary{name: name}
 	for seed := uint64(1); seed <= uint64(n); seed++ {
 		res := runEpisode(t, env, seed, mk(env))
-		s.consistency += writing.ConsistencyOf(t, res.Artifacts[writing.ArtifactDocument])["consistency"]
-		s.makespan += res.Metrics[writing.MetricMakespan]
-		s.tokens += res.Metrics[writing.MetricTokens]
-		s.reference += res.Metrics[writing.MetricReferenceMakespan]
+		s.consistency += consistencyOf(t, res.Artifacts[core.ArtifactDocument])["consistency"]
+		s.makespan += res.Metrics[core.MetricMakespan]
+		s.tokens += res.Metrics[core.MetricTokens]
+		s.reference += res.Metrics[core.MetricReferenceMakespan]
 	}
 	f := float64(n)
 	s.consistency, s.makespan, s.tokens, s.reference = s.consistency/f, s.makespan/f, s.tokens/f, s.reference/f
@@ -44,10 +44,10 @@ func measure(t testing.TB, name string, n int, mk func(*writing.Env) policy) sum
 //	good policy     consistency ≥ 0.987 and speedup ≥ 3.0
 func TestCalibration(t *testing.T) {
 	const seeds = 100
-	single := measure(t, writing.BaselineSingleAgent, seeds, func(e *writing.Env) policy { return baselinePolicy(t, e, writing.BaselineSingleAgent) })
-	naive := measure(t, writing.BaselineParallelNaive, seeds, func(e *writing.Env) policy { return baselinePolicy(t, e, writing.BaselineParallelNaive) })
-	sop := measure(t, writing.BaselineSOP, seeds, func(e *writing.Env) policy { return baselinePolicy(t, e, writing.BaselineSOP) })
-	good := measure(t, "decentralized", seeds, func(*writing.Env) policy { return goodPolicy })
+	single := measure(t, BaselineSingleAgent, seeds, func(e *Env) policy { return baselinePolicy(t, e, BaselineSingleAgent) })
+	naive := measure(t, BaselineParallelNaive, seeds, func(e *Env) policy { return baselinePolicy(t, e, BaselineParallelNaive) })
+	sop := measure(t, BaselineSOP, seeds, func(e *Env) policy { return baselinePolicy(t, e, BaselineSOP) })
+	good := measure(t, "decentralized", seeds, func(*Env) policy { return goodPolicy })
 	speedup := func(s summary) float64 { return single.makespan / s.makespan }
 	for _, s := range []summary{single, naive, sop, good} {
 		t.Logf("%-15s consistency %.4f  makespan %6.1f s  speedup %.2f  tokens %6.0f  (reference makespan %.1f s)",

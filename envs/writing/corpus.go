@@ -21,8 +21,8 @@ import (
 //go:embed corpus/*.md
 var shipped embed.FS
 
-// TemplateSections are the H2 sections of the Rust RFC template, in order.
-var TemplateSections = []string{
+// templateSections are the H2 sections of the Rust RFC template, in order.
+var templateSections = []string{
 	"Summary",
 	"Motivation",
 	"Guide-level explanation",
@@ -53,8 +53,9 @@ type RFC struct {
 // is empty is merged with its first H3 subsection, so that no unit is a
 // bare heading.
 type Unit struct {
-	// Section indexes TemplateSections, or is -1 for an extra H2 section
-	// the RFC adds (an appendix, say).
+	// Section indexes the template's sections (0 for Summary … 8 for
+	// Future possibilities), or is -1 for an extra H2 section the RFC adds
+	// (an appendix, say).
 	Section int
 	// Level is the level of the unit's first heading (2 or 3).
 	Level int
@@ -73,8 +74,8 @@ type Unit struct {
 
 // OutlineHeading is one heading the outline prescribes.
 type OutlineHeading struct {
-	Level int
-	Text  string
+	Level int    // 2 (a template section) or 3 (a subsection)
+	Text  string // the heading's text
 }
 
 // tokensOf estimates the tokens of a text: 1.3 per whitespace-separated word.
@@ -162,7 +163,7 @@ func loadFS(fsys fs.FS, where string, names []string) ([]RFC, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		r, err := ParseRFC(strings.TrimSuffix(n, ".md"), string(b))
+		r, err := parseRFC(strings.TrimSuffix(n, ".md"), string(b))
 		if err != nil {
 			return nil, fmt.Errorf("%s: file %s: %w", where, n, err)
 		}
@@ -187,12 +188,12 @@ type srcHeading struct {
 	line  int // index into lines
 }
 
-// ParseRFC splits an RFC-style Markdown document into work units. name is
+// parseRFC splits an RFC-style Markdown document into work units. name is
 // the file's base name, used for the title and in errors. The document
 // must contain the nine template sections (case-insensitive), each once
 // and in order, as headings of one level; H3 subsections become units of
 // their own.
-func ParseRFC(name, src string) (RFC, error) {
+func parseRFC(name, src string) (RFC, error) {
 	lines := canonicalLines(src)
 	// Find headings outside code.
 	var hs []srcHeading
@@ -217,7 +218,7 @@ func ParseRFC(name, src string) (RFC, error) {
 	}
 	// Locate the template sections.
 	secLevel := 0
-	secAt := make([]int, len(TemplateSections)) // index into hs
+	secAt := make([]int, len(templateSections)) // index into hs
 	for k := range secAt {
 		secAt[k] = -1
 	}
@@ -234,10 +235,10 @@ func ParseRFC(name, src string) (RFC, error) {
 			continue
 		}
 		if secAt[k] >= 0 {
-			return RFC{}, fmt.Errorf("line %d: section %q appears twice (first on line %d)", h.line+1, TemplateSections[k], hs[secAt[k]].line+1)
+			return RFC{}, fmt.Errorf("line %d: section %q appears twice (first on line %d)", h.line+1, templateSections[k], hs[secAt[k]].line+1)
 		}
 		if k < next {
-			return RFC{}, fmt.Errorf("line %d: section %q is out of template order (after %q)", h.line+1, TemplateSections[k], TemplateSections[next-1])
+			return RFC{}, fmt.Errorf("line %d: section %q is out of template order (after %q)", h.line+1, templateSections[k], templateSections[next-1])
 		}
 		secAt[k] = i
 		next = k + 1
@@ -245,12 +246,12 @@ func ParseRFC(name, src string) (RFC, error) {
 	var missing []string
 	for k, at := range secAt {
 		if at < 0 {
-			missing = append(missing, fmt.Sprintf("%q", TemplateSections[k]))
+			missing = append(missing, fmt.Sprintf("%q", templateSections[k]))
 		}
 	}
 	if len(missing) > 0 {
 		return RFC{}, fmt.Errorf("not an RFC with the template: missing section(s) %s (want the headings %s, in order)",
-			strings.Join(missing, ", "), strings.Join(TemplateSections, ", "))
+			strings.Join(missing, ", "), strings.Join(templateSections, ", "))
 	}
 	shift := 2 - secLevel // normalise sections to H2
 	first := hs[secAt[0]]
@@ -303,7 +304,7 @@ func ParseRFC(name, src string) (RFC, error) {
 			section = sectionIndex(b.h.text)
 			text := b.h.text
 			if section >= 0 {
-				text = TemplateSections[section]
+				text = templateSections[section]
 			}
 			u.Heading, u.Path = text, text
 			u.Headings = []OutlineHeading{{2, text}}
@@ -324,7 +325,7 @@ func ParseRFC(name, src string) (RFC, error) {
 		} else {
 			parent := "?"
 			if section >= 0 {
-				parent = TemplateSections[section]
+				parent = templateSections[section]
 			} else if n := len(r.Units); n > 0 {
 				parent = r.Units[n-1].Headings[0].Text
 			}
@@ -417,7 +418,7 @@ func relevel(ln string, hs []srcHeading, i, shift int) string {
 // Markdown, hyphens versus spaces and a plural "s".
 func sectionIndex(text string) int {
 	t := markdown.NormalizeHeading(text)
-	for k, s := range TemplateSections {
+	for k, s := range templateSections {
 		n := markdown.NormalizeHeading(s)
 		if t == n || t == n+"s" || t+"s" == n {
 			return k

@@ -1,16 +1,14 @@
-package writing_test
+package writing
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/troupe-dev/troupe/envs/writing"
 )
 
 func TestLoadShipped(t *testing.T) {
-	rs, err := writing.LoadShipped()
+	rs, err := LoadShipped()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,8 +16,8 @@ func TestLoadShipped(t *testing.T) {
 		t.Errorf("shipped corpus: %d RFCs, want 40", len(rs))
 	}
 	for _, r := range rs {
-		if len(r.Units) < len(writing.TemplateSections) {
-			t.Errorf("%s: %d units, fewer than the %d sections", r.Name, len(r.Units), len(writing.TemplateSections))
+		if len(r.Units) < len(templateSections) {
+			t.Errorf("%s: %d units, fewer than the %d sections", r.Name, len(r.Units), len(templateSections))
 		}
 		seen := map[int]bool{}
 		sum := 0
@@ -40,7 +38,7 @@ func TestLoadShipped(t *testing.T) {
 				t.Errorf("%s unit %d: empty", r.Name, k)
 			}
 		}
-		if len(seen) != len(writing.TemplateSections) {
+		if len(seen) != len(templateSections) {
 			t.Errorf("%s: %d template sections among the units", r.Name, len(seen))
 		}
 		if sum != r.Tokens {
@@ -104,7 +102,7 @@ Many.
 // H2 and subsections H3; a skipped level below is repaired, the anchor
 // reference dropped, and the title made from the file name.
 func TestParseRFCShiftsLevels(t *testing.T) {
-	r, err := writing.ParseRFC("1234-mini-feature", miniRFC)
+	r, err := parseRFC("1234-mini-feature", miniRFC)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +139,7 @@ func TestParseRFCMergesAndSetext(t *testing.T) {
 		"## Drawbacks", "", "D.", "", "## Rationale and alternatives", "", "A.", "", "## Prior art", "", "P.", "",
 		"## Unresolved questions", "", "U.", "", "## Future possibilities", "", "F.", "",
 	}, "\n")
-	r, err := writing.ParseRFC("x", src)
+	r, err := parseRFC("x", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +174,7 @@ func TestParseRFCErrors(t *testing.T) {
 		{"none", "# Just a note\n\nNo template here.\n", "not an RFC with the template"},
 		{"in code", "```\n" + doc(full...) + "```\n", "not an RFC with the template"},
 	} {
-		_, err := writing.ParseRFC("f", tc.src)
+		_, err := parseRFC("f", tc.src)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want it to mention %q", tc.name, err, tc.want)
 		}
@@ -196,12 +194,12 @@ func TestLoadDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "LICENSE-MIT.md"), []byte("licence"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := writing.LoadDir(dir)
+	rs, err := LoadDir(dir)
 	if err != nil || len(rs) != 1 || rs[0].Name != "2707-dotdot-patterns" {
 		t.Fatalf("LoadDir = %d RFCs, %v", len(rs), err)
 	}
 	// Through the env's corpus_dir param.
-	env, err := writing.New(map[string]any{"corpus_dir": dir})
+	env, err := New(map[string]any{"corpus_dir": dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,22 +208,22 @@ func TestLoadDir(t *testing.T) {
 	}
 
 	empty := t.TempDir()
-	if _, err := writing.New(map[string]any{"corpus_dir": empty}); err == nil || !strings.Contains(err.Error(), "no RFC Markdown files") {
+	if _, err := New(map[string]any{"corpus_dir": empty}); err == nil || !strings.Contains(err.Error(), "no RFC Markdown files") {
 		t.Errorf("empty dir: %v", err)
 	}
-	if _, err := writing.New(map[string]any{"corpus_dir": filepath.Join(empty, "nope")}); err == nil || !strings.Contains(err.Error(), "nope") {
+	if _, err := New(map[string]any{"corpus_dir": filepath.Join(empty, "nope")}); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("missing dir: %v", err)
 	}
 	bad := t.TempDir()
 	if err := os.WriteFile(filepath.Join(bad, "notes.md"), []byte("# Notes\n\nNo sections.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = writing.New(map[string]any{"corpus_dir": bad})
+	_, err = New(map[string]any{"corpus_dir": bad})
 	if err == nil || !strings.Contains(err.Error(), "notes.md") || !strings.Contains(err.Error(), "missing section") {
 		t.Errorf("file without the template: %v", err)
 	}
 	file := filepath.Join(bad, "notes.md")
-	if _, err := writing.LoadDir(file); err == nil || !strings.Contains(err.Error(), "not a directory") {
+	if _, err := LoadDir(file); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Errorf("a file as corpus_dir: %v", err)
 	}
 }
@@ -241,18 +239,18 @@ func TestLoadSelectedFiles(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, n), b, 0o644)
 	}
 	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("# Notes\n"), 0o644)
-	if _, err := writing.LoadDir(dir); err == nil {
+	if _, err := LoadDir(dir); err == nil {
 		t.Error("a file without the template loaded")
 	}
-	rs, err := writing.LoadDir(dir, "2992-cfg-target-abi", "2707-dotdot-patterns.md")
+	rs, err := LoadDir(dir, "2992-cfg-target-abi", "2707-dotdot-patterns.md")
 	if err != nil || len(rs) != 2 || rs[0].Name != "2992-cfg-target-abi" {
 		t.Fatalf("selected: %v %v", len(rs), err)
 	}
-	env, err := writing.New(map[string]any{"corpus_dir": dir, "rfcs": []any{"2707-dotdot-patterns"}})
+	env, err := New(map[string]any{"corpus_dir": dir, "rfcs": []any{"2707-dotdot-patterns"}})
 	if err != nil || len(env.Corpus()) != 1 {
 		t.Fatalf("rfcs param: %v", err)
 	}
-	rs, err = writing.LoadShipped("2992-cfg-target-abi")
+	rs, err = LoadShipped("2992-cfg-target-abi")
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("LoadShipped selected: %v", err)
 	}

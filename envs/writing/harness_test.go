@@ -1,4 +1,4 @@
-package writing_test
+package writing
 
 import (
 	"math/rand/v2"
@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/core"
-	"github.com/troupe-dev/troupe/envs/writing"
 )
 
 // simLatency is the runtime's default sim latency model:
@@ -22,7 +21,7 @@ type policy func(obs []core.Observation) []int
 // runEpisode plays one episode the way the runtime does with the sim
 // backend: Prompt for every text decision in agent order, then Simulate
 // with a per-(seed, step, agent) rng, then Step with the text and usage.
-func runEpisode(t testing.TB, env *writing.Env, seed uint64, pol policy) core.StepResult {
+func runEpisode(t testing.TB, env *Env, seed uint64, pol policy) core.StepResult {
 	t.Helper()
 	obs, err := env.Reset(seed)
 	if err != nil {
@@ -64,7 +63,7 @@ func runEpisode(t testing.TB, env *writing.Env, seed uint64, pol policy) core.St
 	return res
 }
 
-func baselinePolicy(t testing.TB, env *writing.Env, name string) policy {
+func baselinePolicy(t testing.TB, env *Env, name string) policy {
 	b, err := env.Baseline(name)
 	if err != nil {
 		t.Fatal(err)
@@ -89,20 +88,20 @@ func goodPolicy(obs []core.Observation) []int {
 		f := o.Features
 		legal := func(d int) bool { return o.Legal(d) }
 		switch {
-		case f[writing.FeatBusy] > 0 || f[writing.FeatSubmitted] > 0:
-			out[i] = writing.Wait
-		case f[writing.FeatReadStyle] == 0 && legal(writing.ReadStyle):
-			out[i] = writing.ReadStyle
-		case legal(writing.DraftLongest):
-			out[i] = writing.DraftLongest
-		case f[writing.FeatKnownDeviating] > 0 && legal(writing.EditPeer):
-			out[i] = writing.EditPeer
-		case f[writing.FeatUnreadPeer] > 0 && legal(writing.ReadStyle):
-			out[i] = writing.ReadStyle
-		case f[writing.FeatInProgress] > 0:
-			out[i] = writing.Wait
+		case f[featBusy] > 0 || f[featSubmitted] > 0:
+			out[i] = decWait
+		case f[featReadStyle] == 0 && legal(decReadStyle):
+			out[i] = decReadStyle
+		case legal(decDraftLongest):
+			out[i] = decDraftLongest
+		case f[featKnownDeviating] > 0 && legal(decEditPeer):
+			out[i] = decEditPeer
+		case f[featUnreadPeer] > 0 && legal(decReadStyle):
+			out[i] = decReadStyle
+		case f[featInProgress] > 0:
+			out[i] = decWait
 		default:
-			out[i] = writing.Submit
+			out[i] = decSubmit
 		}
 	}
 	return out

@@ -26,15 +26,15 @@ func (e *Env) observations() []core.Observation {
 // uses only what the agent knows: its own state, the shared task board
 // (claims and completions, not texts) and what it has read.
 func (e *Env) features(i int) []float64 {
-	f := make([]float64, NumFeatures)
+	f := make([]float64, numFeatures)
 	ag := &e.agents[i]
 	n := float64(len(e.units))
-	f[FeatBias] = 1
-	f[FeatBusy] = b2f(ag.task != taskNone)
-	f[FeatSubmitted] = b2f(ag.submitted)
-	f[FeatReadStyle] = b2f(ag.read)
+	f[featBias] = 1
+	f[featBusy] = b2f(ag.task != taskNone)
+	f[featSubmitted] = b2f(ag.submitted)
+	f[featReadStyle] = b2f(ag.read)
 	if e.refMakespan > 0 {
-		f[FeatClock] = e.now / e.refMakespan
+		f[featClock] = e.now / e.refMakespan
 	}
 	var unclaimedN, inProgress, doneN, unclaimedTok, knownDev, unread int
 	longest, next := 0, -1
@@ -71,16 +71,16 @@ func (e *Env) features(i int) []float64 {
 			}
 		}
 	}
-	f[FeatUnclaimed] = float64(unclaimedN) / n
-	f[FeatInProgress] = float64(inProgress) / n
-	f[FeatDone] = float64(doneN) / n
-	f[FeatLongest] = math.Min(float64(longest)/e.meanTokens/4, 2)
+	f[featUnclaimed] = float64(unclaimedN) / n
+	f[featInProgress] = float64(inProgress) / n
+	f[featDone] = float64(doneN) / n
+	f[featLongest] = math.Min(float64(longest)/e.meanTokens/4, 2)
 	if next >= 0 {
-		f[FeatNext] = math.Min(float64(next)/e.meanTokens/4, 2)
+		f[featNext] = math.Min(float64(next)/e.meanTokens/4, 2)
 	}
-	f[FeatUnclaimedWork] = float64(unclaimedTok) / float64(e.rfc.Tokens)
-	f[FeatKnownDeviating] = math.Min(float64(knownDev)/4, 1)
-	f[FeatUnreadPeer] = float64(unread) / n
+	f[featUnclaimedWork] = float64(unclaimedTok) / float64(e.rfc.Tokens)
+	f[featKnownDeviating] = math.Min(float64(knownDev)/4, 1)
+	f[featUnreadPeer] = float64(unread) / n
 	if len(e.agents) > 1 {
 		busy, sub := 0, 0
 		for j := range e.agents {
@@ -94,19 +94,19 @@ func (e *Env) features(i int) []float64 {
 				sub++
 			}
 		}
-		f[FeatPeersBusy] = float64(busy) / float64(len(e.agents)-1)
-		f[FeatPeersSubmitted] = float64(sub) / float64(len(e.agents)-1)
+		f[featPeersBusy] = float64(busy) / float64(len(e.agents)-1)
+		f[featPeersSubmitted] = float64(sub) / float64(len(e.agents)-1)
 	}
-	f[FeatOwnDrafts] = float64(ag.drafted) / n
-	f[FeatReviewable] = b2f(reviewable && ag.read)
-	f[FeatTeamSize] = float64(len(e.agents)) / 8
+	f[featOwnDrafts] = float64(ag.drafted) / n
+	f[featReviewable] = b2f(reviewable && ag.read)
+	f[featTeamSize] = float64(len(e.agents)) / 8
 	unitTime := e.latency(0, int(e.meanTokens))
 	if ag.read && ag.task == taskNone && !ag.submitted {
 		if k := e.editTarget(i, -1); k >= 0 {
-			f[FeatEditSize] = math.Min(float64(e.rfc.Units[k].Tokens)/e.meanTokens/4, 2)
+			f[featEditSize] = math.Min(float64(e.rfc.Units[k].Tokens)/e.meanTokens/4, 2)
 		}
 	}
-	f[FeatPeersRemaining] = math.Min(e.peersRemaining(i)/unitTime/4, 1)
+	f[featPeersRemaining] = math.Min(e.peersRemaining(i)/unitTime/4, 1)
 	return f
 }
 
@@ -191,7 +191,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // Per-agent and per-unit widths of the global state.
 const (
 	stateAgentWidth = 7
-	stateUnitWidth  = 8 + NumHabits
+	stateUnitWidth  = 8 + numHabits
 )
 
 func stateSize(writers, maxUnits int) int {
@@ -205,7 +205,8 @@ func stateSize(writers, maxUnits int) int {
 // read/draft/edit one-hot; per unit slot up to the corpus' largest
 // document (16): present, status unclaimed/drafting/done one-hot, being
 // edited, size ÷ mean unit ÷ 4, deviates, outline correct, and one flag
-// per habit (HabitNames order) deviating from the house style.
+// per habit (heading style, heading case, bullet, emphasis, strong, code,
+// spelling, person) deviating from the house style.
 func (e *Env) State() []float64 {
 	s := make([]float64, e.spec.StateSize)
 	if !e.started {
@@ -239,7 +240,7 @@ func (e *Env) State() []float64 {
 		if u.version > 0 {
 			s[o+6] = b2f(u.deviates())
 			s[o+7] = b2f(u.outlineOK)
-			for d := 0; d < NumHabits; d++ {
+			for d := 0; d < numHabits; d++ {
 				if u.dev&(1<<d) != 0 {
 					s[o+8+d] = 1
 				}

@@ -14,7 +14,7 @@ import (
 // context only, and reserves the unit it will write (see the package doc).
 // It implements core.Prompter.
 func (e *Env) Prompt(agent, decision int) core.ChatRequest {
-	if !e.started || agent < 0 || agent >= len(e.agents) || decision < 0 || decision >= NumDecisions {
+	if !e.started || agent < 0 || agent >= len(e.agents) || decision < 0 || decision >= numDecisions {
 		return core.ChatRequest{Agent: agent, Messages: []core.Message{{Role: "user", Content: "No task."}}}
 	}
 	k := -1
@@ -36,7 +36,7 @@ func (e *Env) Prompt(agent, decision int) core.ChatRequest {
 		ctx = append(ctx, ctxUnit{unit: r, who: who, text: ag.seenText[r]})
 	}
 	current := ""
-	if decision == EditPeer && k >= 0 {
+	if decision == decEditPeer && k >= 0 {
 		current = e.units[k].text
 	}
 	return e.buildRequest(agent, decision, k, ag.read, ctx, older, current)
@@ -50,7 +50,7 @@ func (e *Env) Simulate(agent, decision int, req core.ChatRequest, rng *rand.Rand
 	if !e.started {
 		return core.SimCompletion{}, errors.New("writing: Simulate before Reset")
 	}
-	if agent < 0 || agent >= len(e.agents) || decision < 0 || decision >= NumDecisions {
+	if agent < 0 || agent >= len(e.agents) || decision < 0 || decision >= numDecisions {
 		return core.SimCompletion{}, fmt.Errorf("writing: Simulate: agent %d decision %d out of range", agent, decision)
 	}
 	if !decisionSpecs[decision].NeedsText {
@@ -64,7 +64,7 @@ func (e *Env) Simulate(agent, decision int, req core.ChatRequest, rng *rand.Rand
 	if k < 0 {
 		return core.SimCompletion{Text: "", PromptTokens: pt}, nil
 	}
-	read := e.agents[agent].read || decision == EditPeer
+	read := e.agents[agent].read || decision == decEditPeer
 	text := e.simulateUnit(agent, k, read, rng)
 	return core.SimCompletion{Text: text, PromptTokens: pt, CompletionTokens: tokensOf(text)}, nil
 }
@@ -154,7 +154,7 @@ func (e *Env) buildRequest(agent, decision, k int, read bool, ctx []ctxUnit, old
 		fmt.Fprintf(&b, "Your decision is %s; it needs no text. Reply with nothing.\n", decisionSpecs[decision].Name)
 	case k < 0:
 		b.WriteString("Every unit is taken; there is nothing for you to write. Reply with nothing.\n")
-	case decision == EditPeer:
+	case decision == decEditPeer:
 		u := e.rfc.Units[k]
 		fmt.Fprintf(&b, "Edit unit %d (%s), written by a peer, so that it follows the house style and the outline conventions exactly; keep its content. "+
 			"Its headings must be: %s. Reply with the whole edited unit in Markdown and nothing else.\n\n%s\n", k, u.Path, headingsText(u.Headings), current)

@@ -9,24 +9,17 @@ import (
 	"github.com/troupe-dev/troupe/internal/markdown"
 )
 
-// Style is a writer's habits: the heading syntax (ATX or setext), heading
-// case, bullet marker, emphasis and strong markers, code fence (backtick
-// or tilde), spelling (US or UK) and person ("we" or "I"). The env's
-// writers and house styles set every field; text is rendered in a style
-// by the writers' pen, restyle.Markdown.
-type Style = restyle.Style
+// numHabits is the number of habit dimensions of a writer's style.
+const numHabits = 8
 
-// NumHabits is the number of habit dimensions of a writer's style.
-const NumHabits = 8
-
-// HabitNames names the habit dimensions, in the order of the per-habit
+// habitNames names the habit dimensions, in the order of the per-habit
 // deviation flags in State.
-var HabitNames = [NumHabits]string{"heading_style", "heading_case", "bullet", "emphasis", "strong", "code", "spelling", "person"}
+var habitNames = [numHabits]string{"heading_style", "heading_case", "bullet", "emphasis", "strong", "code", "spelling", "person"}
 
 // drawStyle draws each habit uniformly from its options.
-func drawStyle(rng *rand.Rand) Style {
+func drawStyle(rng *rand.Rand) restyle.Style {
 	bullets := []markdown.BulletMarker{markdown.BulletDash, markdown.BulletStar, markdown.BulletPlus}
-	return Style{
+	return restyle.Style{
 		Heading:  pick(rng, markdown.HeadingATX, markdown.HeadingSetext),
 		Case:     pick(rng, markdown.CaseSentence, markdown.CaseTitle),
 		Bullet:   bullets[rng.IntN(3)],
@@ -46,8 +39,8 @@ func pick[T any](rng *rand.Rand, a, b T) T {
 }
 
 // only returns a style that sets habit d of s and leaves the rest alone.
-func only(s Style, d int) Style {
-	var o Style
+func only(s restyle.Style, d int) restyle.Style {
+	var o restyle.Style
 	switch d {
 	case 0:
 		o.Heading = s.Heading
@@ -73,9 +66,9 @@ func only(s Style, d int) Style {
 // follow and from own otherwise: a writer who read the house style but
 // slips back into its own habits now and then. It always draws eight
 // numbers, in habit order.
-func mix(house, own Style, follow float64, rng *rand.Rand) Style {
+func mix(house, own restyle.Style, follow float64, rng *rand.Rand) restyle.Style {
 	s := house
-	for d := 0; d < NumHabits; d++ {
+	for d := 0; d < numHabits; d++ {
 		if rng.Float64() < follow {
 			continue
 		}
@@ -101,9 +94,9 @@ func mix(house, own Style, follow float64, rng *rand.Rand) Style {
 	return s
 }
 
-// Guide returns the house style guide as a writer reads it: the habits of
+// guide returns the house style guide as a writer reads it: the habits of
 // s and the outline conventions.
-func Guide(s Style) string {
+func guide(s restyle.Style) string {
 	var b strings.Builder
 	b.WriteString("House style (follow it exactly in every unit you write or edit):\n")
 	if s.Heading == markdown.HeadingSetext {
@@ -135,7 +128,7 @@ func Guide(s Style) string {
 	}
 	b.WriteString("Outline conventions: exactly one H1, the document title, written only by the author of the Summary unit; ")
 	b.WriteString("the template sections are H2 headings with their exact names, in template order (")
-	b.WriteString(strings.Join(TemplateSections, ", "))
+	b.WriteString(strings.Join(templateSections, ", "))
 	b.WriteString("); subsections are H3 under their section; never skip a heading level; never leave a section empty.\n")
 	return b.String()
 }
@@ -169,7 +162,7 @@ var sectionSynonyms = [][]string{
 // template section another name (alt picks the synonym; a unit led by a
 // subsection gets a level slip instead), slipLevel pushes it one level
 // deeper.
-func render(src string, st Style, slip slipKind, alt int) string {
+func render(src string, st restyle.Style, slip slipKind, alt int) string {
 	if slip != slipNone {
 		src = slipHeading(src, slip, alt)
 	}
@@ -207,22 +200,22 @@ func slipHeading(src string, slip slipKind, alt int) string {
 	return strings.Join(lines, "\n")
 }
 
-// deviations returns a bitmask of the habits (HabitNames order) in which
+// deviations returns a bitmask of the habits (habitNames order) in which
 // text departs from the house style: those whose restyling to the house
 // variant changes the text.
-func deviations(text string, house Style) uint16 {
+func deviations(text string, house restyle.Style) uint16 {
 	t := strings.TrimSpace(text)
 	if strings.TrimSpace(restyle.Markdown(t, house)) == t {
 		return 0
 	}
 	var m uint16
-	for d := 0; d < NumHabits; d++ {
+	for d := 0; d < numHabits; d++ {
 		if strings.TrimSpace(restyle.Markdown(t, only(house, d))) != t {
 			m |= 1 << d
 		}
 	}
 	if m == 0 {
-		m = 1 << NumHabits // changed only as a whole (whitespace, say)
+		m = 1 << numHabits // changed only as a whole (whitespace, say)
 	}
 	return m
 }

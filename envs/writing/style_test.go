@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-dev/troupe/envs/writing/internal/restyle"
 	"github.com/troupe-dev/troupe/internal/markdown"
 )
 
-// styleChecks are the consistency checks a Style decides, by the names the
+// styleChecks are the consistency checks a restyle.Style decides, by the names the
 // "writing.consistency" reward reports them under ("consistency.NAME").
 var styleChecks = []string{
 	"heading_style", "heading_case", "bullet_style",
@@ -16,7 +17,7 @@ var styleChecks = []string{
 	"spelling", "person",
 }
 
-func renderDoc(r RFC, st Style) string {
+func renderDoc(r RFC, st restyle.Style) string {
 	var parts []string
 	for _, u := range r.Units {
 		parts = append(parts, strings.TrimSpace(render(u.Source, st, slipNone, 0)))
@@ -42,7 +43,7 @@ func TestRenderOneStyleIsConsistent(t *testing.T) {
 	for _, r := range rs {
 		for rep := 0; rep < 3; rep++ {
 			st := drawStyle(rng)
-			rep := ConsistencyOf(t, []byte(renderDoc(r, st)))
+			rep := consistencyOf(t, []byte(renderDoc(r, st)))
 			for _, name := range append([]string{"title", "sections", "heading_levels", "nonempty_sections"}, styleChecks...) {
 				if p := rep["consistency."+name]; p < 1 && known[r.Name] != name {
 					imperfect++
@@ -81,13 +82,13 @@ Our plan is to initialize it.
 
 // deviations flags exactly the habits that differ.
 func TestDeviations(t *testing.T) {
-	house := Style{Heading: markdown.HeadingATX, Case: markdown.CaseSentence, Bullet: '-',
+	house := restyle.Style{Heading: markdown.HeadingATX, Case: markdown.CaseSentence, Bullet: '-',
 		Emphasis: "*", Strong: "**", Code: markdown.CodeBacktick, Spelling: markdown.SpellingUS, Person: markdown.PersonPlural}
 	doc := render(allHabits, house, slipNone, 0)
 	if d := deviations(doc, house); d != 0 {
 		t.Fatalf("house-rendered text deviates: %b", d)
 	}
-	for d := 0; d < NumHabits; d++ {
+	for d := 0; d < numHabits; d++ {
 		other := house
 		switch d {
 		case 0:
@@ -109,7 +110,7 @@ func TestDeviations(t *testing.T) {
 		}
 		got := deviations(render(allHabits, other, slipNone, 0), house)
 		if got != 1<<d {
-			t.Errorf("habit %s changed: deviations %b, want %b", HabitNames[d], got, 1<<d)
+			t.Errorf("habit %s changed: deviations %b, want %b", habitNames[d], got, 1<<d)
 		}
 	}
 }
@@ -148,7 +149,7 @@ func TestStructureSlips(t *testing.T) {
 		}
 		parts = append(parts, strings.TrimSpace(render(u.Source, st, slip, 0)))
 	}
-	rep := ConsistencyOf(t, []byte(strings.Join(parts, "\n\n")))
+	rep := consistencyOf(t, []byte(strings.Join(parts, "\n\n")))
 	if p := rep["consistency.sections"]; p >= 1 {
 		t.Errorf("renamed Motivation: sections check %.3f, want < 1", p)
 	}
@@ -168,11 +169,11 @@ func TestOutlineSetextAndCode(t *testing.T) {
 	}
 }
 
-// Guide states every habit of the house style.
+// guide states every habit of the house style.
 func TestGuide(t *testing.T) {
-	st := Style{Heading: markdown.HeadingSetext, Case: markdown.CaseTitle, Bullet: '+',
+	st := restyle.Style{Heading: markdown.HeadingSetext, Case: markdown.CaseTitle, Bullet: '+',
 		Emphasis: "_", Strong: "__", Code: markdown.CodeTilde, Spelling: markdown.SpellingUK, Person: markdown.PersonSingular}
-	g := Guide(st)
+	g := guide(st)
 	for _, want := range []string{"setext", "Title Case", `"+"`, "_word_", "__word__", "~~~", "British", "singular", "Future possibilities"} {
 		if !strings.Contains(g, want) {
 			t.Errorf("guide lacks %q:\n%s", want, g)

@@ -93,14 +93,27 @@
 //
 // # Observations, state and metrics
 //
-// Features (ObsSize = [NumFeatures]) are listed at the Feat* constants.
+// A writer's 20 features, scaled to O(1), are in order: a bias (1);
+// whether it is busy, has submitted and has read the house style; the
+// clock ÷ reference_makespan_s; the fractions of units unclaimed, in
+// progress (being drafted or edited) and drafted; the longest unclaimed
+// unit and the first unclaimed unit in template order (each ÷ mean unit
+// ÷ 4, at most 2); the unclaimed tokens ÷ all tokens; the peer units it
+// knows to deviate from the house style (÷ 4, at most 1); the peer units
+// done whose current version it has not read (÷ units); the fractions of
+// the other writers that are busy and that have submitted; the units it
+// drafted (÷ units); whether a never-edited peer unit is unread by it; the
+// team size ÷ 8; the unit edit_peer would take (÷ mean unit ÷ 4, at most
+// 2; 0 if none); and the estimated time until the last busy peer is free
+// (÷ mean unit time ÷ 4, at most 1).
+//
 // State holds the clock, every agent's status and every unit's status,
 // size and deviation from the house style per habit. Episode metrics:
 // makespan_s, reference_makespan_s, tokens (LLM usage as the backend
 // reports it, or the env's count of the prompt and the text when it reports
 // none, plus what the env charged for reading), reference_tokens,
 // llm_calls, units, units_drafted, edits, reads and env_tokens; the
-// document is the artifact "document.md". The env reports no quality
+// document is the artifact "document.md" (core.ArtifactDocument). The env reports no quality
 // metric: the "writing.consistency" reward adds "consistency" (its score),
 // "consistency.coverage" and one "consistency.<check>" per check to the
 // episode's metrics.
@@ -135,6 +148,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/envs/writing/internal/restyle"
 )
 
 // Name is the env's registered name ("builtin:writing").
@@ -146,56 +160,50 @@ func init() {
 
 // Decision indices (EnvSpec.Decisions order).
 const (
-	Wait = iota
-	ReadStyle
-	DraftLongest
-	DraftNext
-	EditPeer
-	Submit
-	NumDecisions
+	decWait = iota
+	decReadStyle
+	decDraftLongest
+	decDraftNext
+	decEditPeer
+	decSubmit
+	numDecisions
 )
 
 // Feature indices of Observation.Features. Counts are scaled to O(1).
 const (
-	FeatBias           = iota // always 1
-	FeatBusy                  // 1 while the agent works on a decision
-	FeatSubmitted             // 1 once the agent has submitted
-	FeatReadStyle             // 1 once the agent has read the house style
-	FeatClock                 // virtual time / reference_makespan_s
-	FeatUnclaimed             // fraction of units nobody has claimed
-	FeatInProgress            // fraction of units being drafted or edited
-	FeatDone                  // fraction of units drafted
-	FeatLongest               // longest unclaimed unit / mean unit, ÷ 4 (≤ 2)
-	FeatNext                  // first unclaimed unit (template order) / mean unit, ÷ 4 (≤ 2)
-	FeatUnclaimedWork         // unclaimed tokens / all tokens
-	FeatKnownDeviating        // peer units known to deviate from the house style, ÷ 4 (≤ 1)
-	FeatUnreadPeer            // peer units done whose current version the agent has not read / units
-	FeatPeersBusy             // fraction of the other agents that are busy
-	FeatPeersSubmitted        // fraction of the other agents that have submitted
-	FeatOwnDrafts             // units this agent drafted / units
-	FeatReviewable            // 1 if a never-edited peer unit is unread by this agent
-	FeatTeamSize              // writers / 8
-	FeatEditSize              // the unit edit_peer would take / mean unit, ÷ 4 (≤ 2); 0 if none
-	FeatPeersRemaining        // estimated time until the last busy peer is free / mean unit time, ÷ 4 (≤ 1)
-	NumFeatures
+	featBias           = iota // always 1
+	featBusy                  // 1 while the agent works on a decision
+	featSubmitted             // 1 once the agent has submitted
+	featReadStyle             // 1 once the agent has read the house style
+	featClock                 // virtual time / reference_makespan_s
+	featUnclaimed             // fraction of units nobody has claimed
+	featInProgress            // fraction of units being drafted or edited
+	featDone                  // fraction of units drafted
+	featLongest               // longest unclaimed unit / mean unit, ÷ 4 (≤ 2)
+	featNext                  // first unclaimed unit (template order) / mean unit, ÷ 4 (≤ 2)
+	featUnclaimedWork         // unclaimed tokens / all tokens
+	featKnownDeviating        // peer units known to deviate from the house style, ÷ 4 (≤ 1)
+	featUnreadPeer            // peer units done whose current version the agent has not read / units
+	featPeersBusy             // fraction of the other agents that are busy
+	featPeersSubmitted        // fraction of the other agents that have submitted
+	featOwnDrafts             // units this agent drafted / units
+	featReviewable            // 1 if a never-edited peer unit is unread by this agent
+	featTeamSize              // writers / 8
+	featEditSize              // the unit edit_peer would take / mean unit, ÷ 4 (≤ 2); 0 if none
+	featPeersRemaining        // estimated time until the last busy peer is free / mean unit time, ÷ 4 (≤ 1)
+	numFeatures
 )
 
-// Metric names reported on the last step.
+// The env's own metrics, reported on the last step with the well-known
+// core.MetricMakespan, core.MetricReferenceMakespan, core.MetricTokens,
+// core.MetricReferenceTokens and core.MetricLLMCalls.
 const (
-	MetricMakespan          = core.MetricMakespan
-	MetricReferenceMakespan = core.MetricReferenceMakespan
-	MetricTokens            = core.MetricTokens
-	MetricReferenceTokens   = core.MetricReferenceTokens
-	MetricLLMCalls          = core.MetricLLMCalls
-	MetricUnits             = "units"
-	MetricUnitsDrafted      = "units_drafted"
-	MetricEdits             = "edits"
-	MetricReads             = "reads"
-	MetricEnvTokens         = "env_tokens"
+	metricUnits        = "units"
+	metricUnitsDrafted = "units_drafted"
+	metricEdits        = "edits"
+	metricReads        = "reads"
+	metricEnvTokens    = "env_tokens"
 )
-
-// ArtifactDocument is the name of the final document artifact.
-const ArtifactDocument = core.ArtifactDocument
 
 // Baseline names offered through [Env.Baseline].
 const (
@@ -368,8 +376,8 @@ type Env struct {
 
 	started, done bool
 	rfc           *RFC
-	house         Style
-	habits        []Style
+	house         restyle.Style
+	habits        []restyle.Style
 	now           float64
 	units         []unitState
 	agents        []agentState
@@ -429,7 +437,7 @@ func New(params map[string]any) (*Env, error) {
 	e.spec = core.EnvSpec{
 		Name:      Name,
 		Agents:    agents,
-		ObsSize:   NumFeatures,
+		ObsSize:   numFeatures,
 		Decisions: append([]core.DecisionSpec(nil), decisionSpecs...),
 		StateSize: stateSize(p.Writers, e.maxUnits),
 		Metrics:   metricNames(),
@@ -443,8 +451,9 @@ func New(params map[string]any) (*Env, error) {
 }
 
 func metricNames() []string {
-	return []string{MetricMakespan, MetricReferenceMakespan, MetricTokens, MetricReferenceTokens,
-		MetricLLMCalls, MetricUnits, MetricUnitsDrafted, MetricEdits, MetricReads, MetricEnvTokens}
+	return []string{core.MetricMakespan, core.MetricReferenceMakespan, core.MetricTokens,
+		core.MetricReferenceTokens, core.MetricLLMCalls,
+		metricUnits, metricUnitsDrafted, metricEdits, metricReads, metricEnvTokens}
 }
 
 // Spec describes the env.
@@ -465,7 +474,7 @@ func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x77726974696e67)) // "writing"
 	e.rfc = &e.corpus[rng.IntN(len(e.corpus))]
 	e.house = drawStyle(rng)
-	e.habits = make([]Style, e.p.Writers)
+	e.habits = make([]restyle.Style, e.p.Writers)
 	for i := range e.habits {
 		e.habits[i] = drawStyle(rng)
 	}
@@ -484,17 +493,11 @@ func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
 	}
 	e.reserve = make([]reservation, e.p.Writers)
 	e.meanTokens = float64(e.rfc.Tokens) / float64(n)
-	e.guide = Guide(e.house)
+	e.guide = guide(e.house)
 	e.brief = e.buildBrief()
 	e.computeReference()
 	return e.observations(), nil
 }
-
-// House returns the episode's house style.
-func (e *Env) House() Style { return e.house }
-
-// Habits returns writer i's own habits in this episode.
-func (e *Env) Habits(i int) Style { return e.habits[i] }
 
 // RFC returns the episode's document.
 func (e *Env) RFC() *RFC { return e.rfc }
@@ -547,7 +550,7 @@ func (e *Env) computeReference() {
 		for j := 0; j < k-e.p.ContextUnits; j++ {
 			older = append(older, j)
 		}
-		req := e.buildRequest(0, DraftNext, k, true, ctx, older, "")
+		req := e.buildRequest(0, decDraftNext, k, true, ctx, older, "")
 		pt := promptTokens(req)
 		t += e.latency(pt, u.Tokens)
 		tok += pt + u.Tokens
@@ -566,8 +569,8 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 		return core.StepResult{}, fmt.Errorf("writing: Step: want %d actions (one per writer), got %d", len(e.agents), len(actions))
 	}
 	for i, a := range actions {
-		if a.Decision < 0 || a.Decision >= NumDecisions {
-			return core.StepResult{}, fmt.Errorf("writing: Step: agent %d: decision %d out of range 0..%d", i, a.Decision, NumDecisions-1)
+		if a.Decision < 0 || a.Decision >= numDecisions {
+			return core.StepResult{}, fmt.Errorf("writing: Step: agent %d: decision %d out of range 0..%d", i, a.Decision, numDecisions-1)
 		}
 		if !e.masks[i][a.Decision] {
 			return core.StepResult{}, fmt.Errorf("writing: Step: agent %d (writer_%d): decision %q is not legal now (t=%.1fs)", i, i, decisionSpecs[a.Decision].Name, e.now)
@@ -579,8 +582,8 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 			e.reserve[i] = reservation{} // Prompt was called for another decision
 		}
 		switch a.Decision {
-		case Wait:
-		case ReadStyle:
+		case decWait:
+		case decReadStyle:
 			units, tok := e.readCost(i)
 			for _, k := range units {
 				e.see(i, k)
@@ -590,7 +593,7 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 			e.reads++
 			ag.task, ag.unit = taskRead, -1
 			ag.startAt, ag.busyUntil = e.now, e.now+e.latency(tok, 0)
-		case DraftLongest, DraftNext, EditPeer:
+		case decDraftLongest, decDraftNext, decEditPeer:
 			k := e.target(i, a.Decision)
 			e.llmCalls++
 			text := cleanText(a.Text)
@@ -615,7 +618,7 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 			switch {
 			case k < 0:
 				ag.task = taskNoop
-			case a.Decision == EditPeer:
+			case a.Decision == decEditPeer:
 				ag.task = taskEdit
 				e.units[k].owner = i
 				e.see(i, k) // the editor reads the unit it edits
@@ -623,7 +626,7 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 				ag.task = taskDraft
 				e.units[k].status, e.units[k].owner = drafting, i
 			}
-		case Submit:
+		case decSubmit:
 			ag.submitted, ag.submitAt = true, e.now
 		}
 	}
@@ -786,25 +789,25 @@ func (e *Env) finish(res *core.StepResult) {
 		}
 	}
 	m := map[string]float64{
-		MetricMakespan:          makespan,
-		MetricReferenceMakespan: e.refMakespan,
-		MetricTokens:            float64(e.usageTokens + e.charged),
-		MetricReferenceTokens:   float64(e.refTokens),
-		MetricLLMCalls:          float64(e.llmCalls),
-		MetricUnits:             float64(len(e.units)),
-		MetricUnitsDrafted:      float64(drafted),
-		MetricEdits:             float64(e.edits),
-		MetricReads:             float64(e.reads),
-		MetricEnvTokens:         float64(e.charged),
+		core.MetricMakespan:          makespan,
+		core.MetricReferenceMakespan: e.refMakespan,
+		core.MetricTokens:            float64(e.usageTokens + e.charged),
+		core.MetricReferenceTokens:   float64(e.refTokens),
+		core.MetricLLMCalls:          float64(e.llmCalls),
+		metricUnits:                  float64(len(e.units)),
+		metricUnitsDrafted:           float64(drafted),
+		metricEdits:                  float64(e.edits),
+		metricReads:                  float64(e.reads),
+		metricEnvTokens:              float64(e.charged),
 	}
 	res.Metrics = m
-	res.Artifacts = map[string][]byte{ArtifactDocument: []byte(doc)}
+	res.Artifacts = map[string][]byte{core.ArtifactDocument: []byte(doc)}
 }
 
 // legal returns agent i's mask.
 func (e *Env) legal(i int) []bool {
-	m := make([]bool, NumDecisions)
-	m[Wait] = true
+	m := make([]bool, numDecisions)
+	m[decWait] = true
 	ag := &e.agents[i]
 	if e.done || ag.submitted || ag.task != taskNone {
 		return m
@@ -816,10 +819,10 @@ func (e *Env) legal(i int) []bool {
 			break
 		}
 	}
-	m[ReadStyle] = !ag.read || e.hasUnread(i)
-	m[DraftLongest], m[DraftNext] = anyUnclaimed, anyUnclaimed
-	m[EditPeer] = ag.read && e.editTarget(i, -1) >= 0
-	m[Submit] = !anyUnclaimed
+	m[decReadStyle] = !ag.read || e.hasUnread(i)
+	m[decDraftLongest], m[decDraftNext] = anyUnclaimed, anyUnclaimed
+	m[decEditPeer] = ag.read && e.editTarget(i, -1) >= 0
+	m[decSubmit] = !anyUnclaimed
 	return m
 }
 
@@ -831,7 +834,7 @@ func (e *Env) draftTarget(i, decision int) int {
 		if e.units[k].status != unclaimed || e.reservedByOther(i, k) {
 			continue
 		}
-		if decision == DraftNext {
+		if decision == decDraftNext {
 			return k
 		}
 		if best < 0 || e.rfc.Units[k].Tokens > e.rfc.Units[best].Tokens {
@@ -894,7 +897,7 @@ func (e *Env) target(i, decision int) int {
 		}
 	}
 	k := -1
-	if decision == EditPeer {
+	if decision == decEditPeer {
 		k = e.editTarget(i, -1)
 	} else {
 		k = e.draftTarget(i, decision)
@@ -904,7 +907,7 @@ func (e *Env) target(i, decision int) int {
 }
 
 func (e *Env) stillAvailable(i, decision, k int) bool {
-	if decision == EditPeer {
+	if decision == decEditPeer {
 		return e.editable(i, k)
 	}
 	return e.units[k].status == unclaimed

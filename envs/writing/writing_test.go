@@ -59,7 +59,7 @@ func TestRegisteredAndSpec(t *testing.T) {
 	if err := spec.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if spec.NumAgents() != 5 || spec.ObsSize != NumFeatures || len(spec.Decisions) != NumDecisions {
+	if spec.NumAgents() != 5 || spec.ObsSize != numFeatures || len(spec.Decisions) != numDecisions {
 		t.Errorf("spec: %d agents, obs %d, %d decisions", spec.NumAgents(), spec.ObsSize, len(spec.Decisions))
 	}
 	for d, name := range []string{"wait", "read_style", "draft_longest", "draft_next", "edit_peer", "submit"} {
@@ -67,7 +67,7 @@ func TestRegisteredAndSpec(t *testing.T) {
 			t.Errorf("decision %q at %d, want %d", name, spec.DecisionIndex(name), d)
 		}
 	}
-	if !spec.Decisions[DraftLongest].NeedsText || !spec.Decisions[EditPeer].NeedsText || spec.Decisions[ReadStyle].NeedsText {
+	if !spec.Decisions[decDraftLongest].NeedsText || !spec.Decisions[decEditPeer].NeedsText || spec.Decisions[decReadStyle].NeedsText {
 		t.Error("NeedsText flags wrong")
 	}
 	var _ core.Prompter = (*Env)(nil)
@@ -152,7 +152,7 @@ func runSim(t *testing.T, e *Env, seed uint64, pol func([]core.Observation) []in
 func naive(obs []core.Observation) []int {
 	out := make([]int, len(obs))
 	for i, o := range obs {
-		out[i] = first(o.Mask, DraftLongest, Submit)
+		out[i] = first(o.Mask, decDraftLongest, decSubmit)
 	}
 	return out
 }
@@ -161,11 +161,11 @@ func TestResetReproducible(t *testing.T) {
 	a, b := newEnv(t, nil), newEnv(t, nil)
 	oa, _ := a.Reset(7)
 	ob, _ := b.Reset(7)
-	if !reflect.DeepEqual(oa, ob) || a.RFC().Name != b.RFC().Name || a.House() != b.House() || a.Habits(3) != b.Habits(3) {
+	if !reflect.DeepEqual(oa, ob) || a.RFC().Name != b.RFC().Name || a.house != b.house || a.habits[3] != b.habits[3] {
 		t.Fatal("same seed, different episodes")
 	}
 	ra, rb := runSim(t, a, 7, naive), runSim(t, b, 7, naive)
-	if !reflect.DeepEqual(ra.Metrics, rb.Metrics) || string(ra.Artifacts[ArtifactDocument]) != string(rb.Artifacts[ArtifactDocument]) {
+	if !reflect.DeepEqual(ra.Metrics, rb.Metrics) || string(ra.Artifacts[core.ArtifactDocument]) != string(rb.Artifacts[core.ArtifactDocument]) {
 		t.Error("same seed and actions, different results")
 	}
 	// Reset really resets: a second run of the same env matches.
@@ -176,7 +176,7 @@ func TestResetReproducible(t *testing.T) {
 	differ := false
 	for seed := uint64(8); seed < 12 && !differ; seed++ {
 		b.Reset(seed)
-		differ = b.RFC().Name != a.RFC().Name || b.House() != a.House() || b.Habits(0) != a.Habits(0)
+		differ = b.RFC().Name != a.RFC().Name || b.house != a.house || b.habits[0] != a.habits[0]
 	}
 	if !differ {
 		t.Error("different seeds give the same episode")
@@ -194,11 +194,11 @@ func TestInitialObservation(t *testing.T) {
 			t.Errorf("agent %d legal %s", i, got)
 		}
 		f := o.Features
-		if len(f) != NumFeatures || f[FeatBias] != 1 || f[FeatBusy] != 0 || f[FeatUnclaimed] != 1 || f[FeatUnclaimedWork] != 1 || f[FeatClock] != 0 {
+		if len(f) != numFeatures || f[featBias] != 1 || f[featBusy] != 0 || f[featUnclaimed] != 1 || f[featUnclaimedWork] != 1 || f[featClock] != 0 {
 			t.Errorf("agent %d features %v", i, f)
 		}
-		if f[FeatLongest] <= f[FeatNext] {
-			t.Errorf("longest %v ≤ next %v", f[FeatLongest], f[FeatNext])
+		if f[featLongest] <= f[featNext] {
+			t.Errorf("longest %v ≤ next %v", f[featLongest], f[featNext])
 		}
 		if !strings.Contains(o.Text, "writer_"+itoa(i)) || !strings.Contains(o.Text, "You have not read the house style") {
 			t.Errorf("agent %d text: %.200q", i, o.Text)
@@ -220,7 +220,7 @@ func TestDecisionEffects(t *testing.T) {
 
 	// agent 0 reads the style; agent 1 drafts the longest unit (10 s).
 	draft1 := "## Reference-level explanation\n\nThe design, in short."
-	res := step(t, e, act(ReadStyle, "", 0), act(DraftLongest, draft1, 10))
+	res := step(t, e, act(decReadStyle, "", 0), act(decDraftLongest, draft1, 10))
 	readLat := 0.8 + float64(guideTok)/2000
 	if d := e.Now() - readLat; d < -1e-9 || d > 1e-9 {
 		t.Errorf("clock %.4f after the read, want %.4f", e.Now(), readLat)
@@ -232,32 +232,32 @@ func TestDecisionEffects(t *testing.T) {
 		t.Errorf("charged %d tokens, want %d", e.charged, guideTok)
 	}
 	o0, o1 := res.Observations[0], res.Observations[1]
-	if o0.Features[FeatReadStyle] != 1 || o0.Features[FeatBusy] != 0 || o0.Features[FeatPeersBusy] != 1 {
+	if o0.Features[featReadStyle] != 1 || o0.Features[featBusy] != 0 || o0.Features[featPeersBusy] != 1 {
 		t.Errorf("agent 0 features %v", o0.Features)
 	}
 	unitTime := e.latency(0, int(e.meanTokens))
 	wantRem := (0.8 + float64(e.rfc.Units[longest].Tokens)/40 - e.Now()) / unitTime / 4
-	if d := o0.Features[FeatPeersRemaining] - min(wantRem, 1); d > 1e-9 || d < -1e-9 || wantRem <= 0 {
-		t.Errorf("peers remaining %v, want %v", o0.Features[FeatPeersRemaining], wantRem)
+	if d := o0.Features[featPeersRemaining] - min(wantRem, 1); d > 1e-9 || d < -1e-9 || wantRem <= 0 {
+		t.Errorf("peers remaining %v, want %v", o0.Features[featPeersRemaining], wantRem)
 	}
-	if o0.Features[FeatEditSize] != 0 {
-		t.Errorf("edit size %v with nothing to edit", o0.Features[FeatEditSize])
+	if o0.Features[featEditSize] != 0 {
+		t.Errorf("edit size %v with nothing to edit", o0.Features[featEditSize])
 	}
-	if got := strings.Join(legalSet(o1), ","); got != "wait" || o1.Features[FeatBusy] != 1 {
-		t.Errorf("busy agent 1: legal %s busy %v", got, o1.Features[FeatBusy])
+	if got := strings.Join(legalSet(o1), ","); got != "wait" || o1.Features[featBusy] != 1 {
+		t.Errorf("busy agent 1: legal %s busy %v", got, o1.Features[featBusy])
 	}
 	if !strings.Contains(o0.Text, "being drafted by writer_1") || !strings.Contains(o0.Text, "House style") {
 		t.Errorf("agent 0 text lacks the board or the guide: %q", o0.Text)
 	}
 	// A busy agent may not draft.
-	if _, err := e.Step([]core.Action{act(Wait, "", 0), act(DraftNext, "x", 1)}); err == nil || !strings.Contains(err.Error(), "not legal") {
+	if _, err := e.Step([]core.Action{act(decWait, "", 0), act(decDraftNext, "x", 1)}); err == nil || !strings.Contains(err.Error(), "not legal") {
 		t.Errorf("busy agent drafting: %v", err)
 	}
 
 	// agent 0 drafts the next unit in template order (unit 0, 5 s); agent 1 waits.
 	t0 := e.Now()
 	draft0 := "# Dotdot patterns (RFC 2707)\n\n## Summary\n\nShort summary."
-	step(t, e, act(DraftNext, draft0, 5), act(Wait, "", 0))
+	step(t, e, act(decDraftNext, draft0, 5), act(decWait, "", 0))
 	if e.units[0].author != 0 || e.units[0].status != done { // done at t0+5, before agent 1 at 10
 		t.Errorf("unit 0: %+v (t=%.2f)", e.units[0], e.Now())
 	}
@@ -268,7 +268,7 @@ func TestDecisionEffects(t *testing.T) {
 		t.Errorf("document after unit 0: %q", e.Document())
 	}
 	// agent 0 waits until agent 1 finishes at 10 s.
-	res = step(t, e, act(Wait, "", 0), act(Wait, "", 0))
+	res = step(t, e, act(decWait, "", 0), act(decWait, "", 0))
 	if d := e.Now() - 10; d > 1e-9 || d < -1e-9 {
 		t.Errorf("clock %.3f, want 10", e.Now())
 	}
@@ -276,13 +276,13 @@ func TestDecisionEffects(t *testing.T) {
 		t.Errorf("unit %d: %+v", longest, e.units[longest])
 	}
 	o0 = res.Observations[0]
-	if o0.Features[FeatUnreadPeer] == 0 || o0.Mask[EditPeer] != true || o0.Features[FeatKnownDeviating] != 0 {
-		t.Errorf("agent 0 before re-reading: unread %v, edit legal %v, known %v", o0.Features[FeatUnreadPeer], o0.Mask[EditPeer], o0.Features[FeatKnownDeviating])
+	if o0.Features[featUnreadPeer] == 0 || o0.Mask[decEditPeer] != true || o0.Features[featKnownDeviating] != 0 {
+		t.Errorf("agent 0 before re-reading: unread %v, edit legal %v, known %v", o0.Features[featUnreadPeer], o0.Mask[decEditPeer], o0.Features[featKnownDeviating])
 	}
 	// Re-reading shows agent 1's unit; it uses a non-house habit or a
 	// wrong outline only if it deviates, which decides edit targeting.
 	before := e.charged
-	res = step(t, e, act(ReadStyle, "", 0), act(Wait, "", 0))
+	res = step(t, e, act(decReadStyle, "", 0), act(decWait, "", 0))
 	if e.charged-before != guideTok+tokensOf(draft1) {
 		t.Errorf("re-read charged %d, want %d", e.charged-before, guideTok+tokensOf(draft1))
 	}
@@ -292,15 +292,15 @@ func TestDecisionEffects(t *testing.T) {
 	// Make the unit off-style for certain and check the knowledge.
 	e.units[longest].dev = 1
 	o0 = e.observations()[0]
-	if o0.Features[FeatKnownDeviating] == 0 || !o0.Mask[EditPeer] {
-		t.Errorf("known deviating %v, edit legal %v", o0.Features[FeatKnownDeviating], o0.Mask[EditPeer])
+	if o0.Features[featKnownDeviating] == 0 || !o0.Mask[decEditPeer] {
+		t.Errorf("known deviating %v, edit legal %v", o0.Features[featKnownDeviating], o0.Mask[decEditPeer])
 	}
-	if want := min(float64(e.rfc.Units[longest].Tokens)/e.meanTokens/4, 2); o0.Features[FeatEditSize] != want {
-		t.Errorf("edit size %v, want %v", o0.Features[FeatEditSize], want)
+	if want := min(float64(e.rfc.Units[longest].Tokens)/e.meanTokens/4, 2); o0.Features[featEditSize] != want {
+		t.Errorf("edit size %v, want %v", o0.Features[featEditSize], want)
 	}
 	// agent 0 edits it (3 s); agent 1 drafts the next unit (unit 1).
 	edited := "## Reference-level explanation\n\nThe design, in house style."
-	step(t, e, act(EditPeer, edited, 3), act(DraftNext, "## Motivation\n\nWhy.", 20))
+	step(t, e, act(decEditPeer, edited, 3), act(decDraftNext, "## Motivation\n\nWhy.", 20))
 	u := &e.units[longest]
 	if u.version != 2 || u.lastWriter != 0 || u.edits != 1 || u.text != edited {
 		t.Errorf("edited unit: %+v", *u)
@@ -312,32 +312,32 @@ func TestDecisionEffects(t *testing.T) {
 		t.Errorf("edits %d reads %d calls %d", e.edits, e.reads, e.llmCalls)
 	}
 	// Submit is illegal while units are unclaimed.
-	if e.masks[0][Submit] {
+	if e.masks[0][decSubmit] {
 		t.Error("submit legal with unclaimed units")
 	}
 	// Draft the rest, then both submit.
 	for e.anyUnclaimed() {
 		var acts []core.Action
 		for i := range e.agents {
-			if e.masks[i][DraftNext] {
-				acts = append(acts, act(DraftNext, "## Section\n\nText.", 1))
+			if e.masks[i][decDraftNext] {
+				acts = append(acts, act(decDraftNext, "## Section\n\nText.", 1))
 			} else {
-				acts = append(acts, act(Wait, "", 0))
+				acts = append(acts, act(decWait, "", 0))
 			}
 		}
 		step(t, e, acts...)
 	}
-	for !e.masks[0][Submit] || !e.masks[1][Submit] {
-		step(t, e, act(Wait, "", 0), act(Wait, "", 0))
+	for !e.masks[0][decSubmit] || !e.masks[1][decSubmit] {
+		step(t, e, act(decWait, "", 0), act(decWait, "", 0))
 	}
-	res = step(t, e, act(Submit, "", 0), act(Submit, "", 0))
-	if !res.Terminated || res.Metrics[MetricMakespan] != e.Now() {
-		t.Errorf("terminated %v makespan %v now %v", res.Terminated, res.Metrics[MetricMakespan], e.Now())
+	res = step(t, e, act(decSubmit, "", 0), act(decSubmit, "", 0))
+	if !res.Terminated || res.Metrics[core.MetricMakespan] != e.Now() {
+		t.Errorf("terminated %v makespan %v now %v", res.Terminated, res.Metrics[core.MetricMakespan], e.Now())
 	}
-	if res.Metrics[MetricUnitsDrafted] != 9 || res.Metrics[MetricUnits] != 9 {
-		t.Errorf("units %v drafted %v", res.Metrics[MetricUnits], res.Metrics[MetricUnitsDrafted])
+	if res.Metrics[metricUnitsDrafted] != 9 || res.Metrics[metricUnits] != 9 {
+		t.Errorf("units %v drafted %v", res.Metrics[metricUnits], res.Metrics[metricUnitsDrafted])
 	}
-	if _, err := e.Step([]core.Action{act(Wait, "", 0), act(Wait, "", 0)}); err == nil {
+	if _, err := e.Step([]core.Action{act(decWait, "", 0), act(decWait, "", 0)}); err == nil {
 		t.Error("Step after the end: no error")
 	}
 }
@@ -363,10 +363,10 @@ func TestStepErrors(t *testing.T) {
 	if _, err := e.Step([]core.Action{{Decision: 9}, {}}); err == nil || !strings.Contains(err.Error(), "out of range") {
 		t.Errorf("decision 9: %v", err)
 	}
-	if _, err := e.Step([]core.Action{{Decision: EditPeer}, {}}); err == nil || !strings.Contains(err.Error(), `"edit_peer" is not legal`) {
+	if _, err := e.Step([]core.Action{{Decision: decEditPeer}, {}}); err == nil || !strings.Contains(err.Error(), `"edit_peer" is not legal`) {
 		t.Errorf("edit before reading: %v", err)
 	}
-	if _, err := e.Step([]core.Action{{Decision: Submit}, {}}); err == nil || !strings.Contains(err.Error(), `"submit" is not legal`) {
+	if _, err := e.Step([]core.Action{{Decision: decSubmit}, {}}); err == nil || !strings.Contains(err.Error(), `"submit" is not legal`) {
 		t.Errorf("early submit: %v", err)
 	}
 }
@@ -376,13 +376,13 @@ func TestStepErrors(t *testing.T) {
 func TestClock(t *testing.T) {
 	e := newEnv(t, map[string]any{"rfcs": []string{smallRFC}, "writers": 2, "idle_wait_s": 2.5})
 	e.Reset(1)
-	step(t, e, act(Wait, "", 0), act(Wait, "", 0))
+	step(t, e, act(decWait, "", 0), act(decWait, "", 0))
 	if e.Now() != 2.5 {
 		t.Errorf("idle clock %v, want 2.5", e.Now())
 	}
 	text := strings.Repeat("word ", 400)
-	a := core.Action{Decision: DraftNext, Text: text, Usage: core.Usage{PromptTokens: 1000}}
-	step(t, e, a, act(Wait, "", 0))
+	a := core.Action{Decision: decDraftNext, Text: text, Usage: core.Usage{PromptTokens: 1000}}
+	step(t, e, a, act(decWait, "", 0))
 	want := 2.5 + 0.8 + 1000.0/2000 + float64(tokensOf(text))/40
 	if d := e.Now() - want; d > 1e-9 || d < -1e-9 {
 		t.Errorf("clock %.4f, want %.4f", e.Now(), want)
@@ -395,9 +395,9 @@ func TestUsageMissing(t *testing.T) {
 	e := newEnv(t, map[string]any{"rfcs": []string{smallRFC}, "writers": 2})
 	e.Reset(1)
 	text := strings.Repeat("word ", 40)
-	pt := promptTokens(e.Prompt(0, DraftNext))
+	pt := promptTokens(e.Prompt(0, decDraftNext))
 	ct := tokensOf(text)
-	step(t, e, core.Action{Decision: DraftNext, Text: text}, act(Wait, "", 0))
+	step(t, e, core.Action{Decision: decDraftNext, Text: text}, act(decWait, "", 0))
 	want := 0.8 + float64(pt)/2000 + float64(ct)/40
 	if d := e.Now() - want; d > 1e-9 || d < -1e-9 {
 		t.Errorf("clock %.4f, want %.4f (prompt %d, completion %d tokens)", e.Now(), want, pt, ct)
@@ -406,7 +406,7 @@ func TestUsageMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Metrics[MetricTokens]; got != float64(pt+ct) {
+	if got := res.Metrics[core.MetricTokens]; got != float64(pt+ct) {
 		t.Errorf("tokens %v, want %d (prompt %d + completion %d)", got, pt+ct, pt, ct)
 	}
 }
@@ -417,8 +417,8 @@ func TestUsageMissing(t *testing.T) {
 func TestPromptOwnContext(t *testing.T) {
 	e := newEnv(t, map[string]any{"rfcs": []string{smallRFC}, "writers": 2})
 	e.Reset(1)
-	p0 := e.Prompt(0, DraftLongest)
-	p1 := e.Prompt(1, DraftLongest)
+	p0 := e.Prompt(0, decDraftLongest)
+	p1 := e.Prompt(1, decDraftLongest)
 	u0, u1 := e.reserve[0].unit, e.reserve[1].unit
 	if u0 != 3 || u1 == u0 || u1 < 0 {
 		t.Fatalf("reservations %d, %d", u0, u1)
@@ -430,18 +430,18 @@ func TestPromptOwnContext(t *testing.T) {
 		t.Errorf("request fields: %+v", p0)
 	}
 	secret := "ZEBRA-SECRET-42 is what writer one wrote."
-	step(t, e, act(DraftLongest, "## Reference-level explanation\n\n"+secret, 5), act(DraftLongest, "## Guide-level explanation\n\n"+secret+" Again.", 2))
+	step(t, e, act(decDraftLongest, "## Reference-level explanation\n\n"+secret, 5), act(decDraftLongest, "## Guide-level explanation\n\n"+secret+" Again.", 2))
 	if e.units[3].owner != 0 || e.units[u1].author != 1 {
 		t.Errorf("Step ignored the reservations: unit 3 owner %d, unit %d author %d", e.units[3].owner, u1, e.units[u1].author)
 	}
 	// Agent 1 finished at 2 s; agent 0 is still busy until 5 s.
 	for e.agents[0].task != taskNone {
-		step(t, e, act(Wait, "", 0), act(Wait, "", 0))
+		step(t, e, act(decWait, "", 0), act(decWait, "", 0))
 	}
-	if p := e.Prompt(0, DraftNext); strings.Contains(p.Messages[1].Content, "Again.") {
+	if p := e.Prompt(0, decDraftNext); strings.Contains(p.Messages[1].Content, "Again.") {
 		t.Error("agent 0's prompt holds agent 1's unread draft")
 	}
-	if p := e.Prompt(1, DraftNext); !strings.Contains(p.Messages[1].Content, "Again.") {
+	if p := e.Prompt(1, decDraftNext); !strings.Contains(p.Messages[1].Content, "Again.") {
 		t.Error("agent 1's prompt lacks its own draft")
 	}
 	for _, o := range e.observations() {
@@ -450,11 +450,11 @@ func TestPromptOwnContext(t *testing.T) {
 		}
 	}
 	e.reserve[0], e.reserve[1] = reservation{}, reservation{}
-	step(t, e, act(ReadStyle, "", 0), act(Wait, "", 0))
+	step(t, e, act(decReadStyle, "", 0), act(decWait, "", 0))
 	for e.agents[0].task != taskNone {
-		step(t, e, act(Wait, "", 0), act(Wait, "", 0))
+		step(t, e, act(decWait, "", 0), act(decWait, "", 0))
 	}
-	p := e.Prompt(0, DraftNext)
+	p := e.Prompt(0, decDraftNext)
 	if !strings.Contains(p.Messages[1].Content, "Again.") || !strings.Contains(p.Messages[1].Content, "House style") {
 		t.Error("after read_style, agent 0's prompt lacks the peer draft or the house style")
 	}
@@ -482,7 +482,7 @@ func TestGarbageText(t *testing.T) {
 		for {
 			acts := make([]core.Action, 3)
 			for i, o := range obs {
-				d := first(o.Mask, []int{EditPeer, DraftNext, ReadStyle, DraftLongest, Submit}[(n+i+round)%5], DraftNext, ReadStyle, Submit)
+				d := first(o.Mask, []int{decEditPeer, decDraftNext, decReadStyle, decDraftLongest, decSubmit}[(n+i+round)%5], decDraftNext, decReadStyle, decSubmit)
 				acts[i] = act(d, garbage[(n+i)%len(garbage)], 1)
 				if decisionSpecs[d].NeedsText {
 					e.Prompt(i, d)
@@ -494,9 +494,9 @@ func TestGarbageText(t *testing.T) {
 				t.Fatal(err)
 			}
 			if res.Done() {
-				c := ConsistencyOf(t, res.Artifacts[ArtifactDocument])["consistency"]
-				if !(c >= 0 && c <= 1) || len(res.Artifacts[ArtifactDocument]) > 9*(256<<10)+100 {
-					t.Errorf("consistency %v, document %d bytes", c, len(res.Artifacts[ArtifactDocument]))
+				c := consistencyOf(t, res.Artifacts[core.ArtifactDocument])["consistency"]
+				if !(c >= 0 && c <= 1) || len(res.Artifacts[core.ArtifactDocument]) > 9*(256<<10)+100 {
+					t.Errorf("consistency %v, document %d bytes", c, len(res.Artifacts[core.ArtifactDocument]))
 				}
 				break
 			}
@@ -520,16 +520,16 @@ func TestTruncate(t *testing.T) {
 		t.Error("Truncate before Reset: no error")
 	}
 	e.Reset(1)
-	step(t, e, act(DraftNext, "# T\n\n## Summary\n\nS.", 1), act(DraftLongest, "## Reference-level explanation\n\nR.", 50))
+	step(t, e, act(decDraftNext, "# T\n\n## Summary\n\nS.", 1), act(decDraftLongest, "## Reference-level explanation\n\nR.", 50))
 	res, err := e.Truncate()
 	if err != nil || !res.Truncated || res.Terminated {
 		t.Fatalf("Truncate: %v %+v", err, res)
 	}
-	doc := string(res.Artifacts[ArtifactDocument])
+	doc := string(res.Artifacts[core.ArtifactDocument])
 	if !strings.Contains(doc, "S.") || strings.Contains(doc, "R.") {
 		t.Errorf("partial document %q", doc)
 	}
-	if c := ConsistencyOf(t, res.Artifacts[ArtifactDocument])["consistency"]; res.Metrics[MetricUnitsDrafted] != 1 || c >= 0.5 {
+	if c := consistencyOf(t, res.Artifacts[core.ArtifactDocument])["consistency"]; res.Metrics[metricUnitsDrafted] != 1 || c >= 0.5 {
 		t.Errorf("metrics %v, consistency %v", res.Metrics, c)
 	}
 }
@@ -543,14 +543,14 @@ func TestSimulatedHabits(t *testing.T) {
 		for k := range e.rfc.Units {
 			rng := rand.New(rand.NewPCG(seed, uint64(k)))
 			own := e.simulateUnit(1, k, false, rng)
-			if d := deviations(own, e.Habits(1)); d != 0 && !knownRestyleCorner(e.rfc.Name) {
+			if d := deviations(own, e.habits[1]); d != 0 && !knownRestyleCorner(e.rfc.Name) {
 				t.Errorf("seed %d unit %d: unread writer deviates from its own habits: %b", seed, k, d)
 			}
 			if !outlineOK(own, e.rfc.Units[k].Headings) {
 				t.Errorf("seed %d unit %d: structure slip at rate 0", seed, k)
 			}
 			styled := e.simulateUnit(1, k, true, rng)
-			if d := deviations(styled, e.House()); d != 0 && !knownRestyleCorner(e.rfc.Name) {
+			if d := deviations(styled, e.house); d != 0 && !knownRestyleCorner(e.rfc.Name) {
 				t.Errorf("seed %d unit %d: styled writer deviates from the house: %b", seed, k, d)
 			}
 		}
@@ -564,12 +564,12 @@ func TestSimulatedHabits(t *testing.T) {
 	}
 	// Simulate reports the tokens of the text and of the prompt.
 	e.Reset(1)
-	req := e.Prompt(0, DraftNext)
-	c, err := e.Simulate(0, DraftNext, req, rand.New(rand.NewPCG(1, 1)))
+	req := e.Prompt(0, decDraftNext)
+	c, err := e.Simulate(0, decDraftNext, req, rand.New(rand.NewPCG(1, 1)))
 	if err != nil || c.CompletionTokens != tokensOf(c.Text) || c.PromptTokens != promptTokens(req) || c.Text == "" {
 		t.Errorf("Simulate: %v %+v", err, c)
 	}
-	if _, err := e.Simulate(0, Wait, req, nil); err == nil {
+	if _, err := e.Simulate(0, decWait, req, nil); err == nil {
 		t.Error("Simulate for wait: no error")
 	}
 }
@@ -589,11 +589,11 @@ func TestReferenceAndMetrics(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		b, _ := e.Baseline(BaselineSingleAgent)
 		res := runSim(t, e, seed, actOf(t, b))
-		ms, ref := res.Metrics[MetricMakespan], res.Metrics[MetricReferenceMakespan]
+		ms, ref := res.Metrics[core.MetricMakespan], res.Metrics[core.MetricReferenceMakespan]
 		if ms < 0.99*ref || ms > 1.01*ref {
 			t.Errorf("seed %d: single agent %.2f s, reference %.2f s", seed, ms, ref)
 		}
-		if tok, rt := res.Metrics[MetricTokens], res.Metrics[MetricReferenceTokens]; tok < 0.98*rt || tok > 1.02*rt {
+		if tok, rt := res.Metrics[core.MetricTokens], res.Metrics[core.MetricReferenceTokens]; tok < 0.98*rt || tok > 1.02*rt {
 			t.Errorf("seed %d: single agent %v tokens, reference %v", seed, tok, rt)
 		}
 		for k := range res.Metrics {
@@ -604,7 +604,7 @@ func TestReferenceAndMetrics(t *testing.T) {
 		if len(res.Metrics) != len(declared) {
 			t.Errorf("%d metrics, %d declared", len(res.Metrics), len(declared))
 		}
-		if res.Metrics[MetricReads] != 1 || res.Metrics[MetricEdits] != 0 || res.Metrics[MetricLLMCalls] != res.Metrics[MetricUnits] {
+		if res.Metrics[metricReads] != 1 || res.Metrics[metricEdits] != 0 || res.Metrics[core.MetricLLMCalls] != res.Metrics[metricUnits] {
 			t.Errorf("single agent: %v", res.Metrics)
 		}
 	}
@@ -640,7 +640,7 @@ func TestState(t *testing.T) {
 		}
 		deviating += int(s[o+k*stateUnitWidth+6])
 	}
-	if c := ConsistencyOf(t, res.Artifacts[ArtifactDocument])["consistency"]; deviating == 0 || c >= 1 {
+	if c := consistencyOf(t, res.Artifacts[core.ArtifactDocument])["consistency"]; deviating == 0 || c >= 1 {
 		t.Errorf("naive team: %d deviating units, consistency %v", deviating, c)
 	}
 }
@@ -651,8 +651,8 @@ func TestBaselines(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		b, _ := e.Baseline(BaselineSOP)
 		res := runSim(t, e, seed, actOf(t, b))
-		if res.Metrics[MetricEdits] != res.Metrics[MetricUnits] || res.Metrics[MetricReads] != 5 {
-			t.Errorf("sop: %v edits for %v units, %v reads", res.Metrics[MetricEdits], res.Metrics[MetricUnits], res.Metrics[MetricReads])
+		if res.Metrics[metricEdits] != res.Metrics[metricUnits] || res.Metrics[metricReads] != 5 {
+			t.Errorf("sop: %v edits for %v units, %v reads", res.Metrics[metricEdits], res.Metrics[metricUnits], res.Metrics[metricReads])
 		}
 		for k := range e.units {
 			if u := &e.units[k]; u.edits != 1 || u.lastWriter == u.author {
@@ -661,7 +661,7 @@ func TestBaselines(t *testing.T) {
 		}
 		b, _ = e.Baseline(BaselineParallelNaive)
 		res = runSim(t, e, seed, actOf(t, b))
-		if res.Metrics[MetricReads] != 0 || res.Metrics[MetricEdits] != 0 {
+		if res.Metrics[metricReads] != 0 || res.Metrics[metricEdits] != 0 {
 			t.Errorf("parallel_naive read or edited: %v", res.Metrics)
 		}
 		authors := map[int]bool{}

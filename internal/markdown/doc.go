@@ -5,7 +5,7 @@
 // words of prose and whether a word is part of an identifier ([EachWord],
 // [IdentifierLike]), and the small English vocabulary of writing habits:
 // the style variants ([HeadingStyle] … [Person]), US and UK spellings
-// ([SpellingPairs]), first-person pronouns ([PersonWords]) and the
+// ([SpellingOfWord]), first-person pronouns ([PersonOf]) and the
 // capitalization evidence of heading words ([CaseEvidence]).
 //
 // # Why a shared package

@@ -62,7 +62,7 @@ const (
 // Spelling is an English spelling variant.
 type Spelling string
 
-// Spelling variants; see SpellingPairs.
+// Spelling variants; see SpellingOfWord.
 const (
 	SpellingUS Spelling = "us"
 	SpellingUK Spelling = "uk"
@@ -71,7 +71,7 @@ const (
 // Person is the grammatical person the authors use for themselves.
 type Person string
 
-// Authorial persons; see PersonWords.
+// Authorial persons; see PersonOf.
 const (
 	PersonPlural   Person = "we" // we, us, our, ours, ourselves
 	PersonSingular Person = "I"  // I, me, my, mine, myself

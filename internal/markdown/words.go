@@ -54,14 +54,6 @@ var spellingPairs = [][2]string{
 	{"fulfill", "fulfil"}, {"fulfills", "fulfils"}, {"enrollment", "enrolment"},
 }
 
-// SpellingPairs returns the US/UK word pairs that tell the Spelling
-// variants apart, as {US, UK}, lower case. The slice is a copy.
-func SpellingPairs() [][2]string {
-	out := make([][2]string, len(spellingPairs))
-	copy(out, spellingPairs)
-	return out
-}
-
 // spellEntry is a spelling word's variant and its spelling in the other.
 type spellEntry struct {
 	variant Spelling
@@ -95,16 +87,10 @@ func maybeSpellingWord(w string) bool {
 	return len(w) < 32 && c >= 'a' && c <= 'z' && spellMaybe[c-'a']&(1<<len(w)) != 0
 }
 
-// SpellingOf reports the variant of word (any case) if it is in
-// SpellingPairs.
-func SpellingOf(word string) (Spelling, bool) {
-	e, ok := spellIndex[strings.ToLower(word)]
-	return e.variant, ok
-}
-
-// SpellingOfWord is SpellingOf for a word as EachWord finds it, without
-// allocating: it folds only ASCII letters to lower case, and words of 32
-// bytes or more are never spelling words.
+// SpellingOfWord reports the variant of a word as EachWord finds it if it
+// is one of the US/UK spelling pairs (color/colour, behavior/behaviour,
+// organize/organise …), without allocating: it folds only ASCII letters
+// to lower case, and words of 32 bytes or more are never spelling words.
 func SpellingOfWord(w string) (Spelling, bool) {
 	if w == "" || !maybeSpellingWord(w) {
 		return "", false
@@ -114,8 +100,8 @@ func SpellingOfWord(w string) (Spelling, bool) {
 	return e.variant, ok
 }
 
-// LookupSpelling returns the variant of lower, a lower-case word of
-// SpellingPairs, and its spelling in the other variant.
+// LookupSpelling returns the variant of lower, a lower-case word of the
+// US/UK spelling pairs, and its spelling in the other variant.
 func LookupSpelling(lower string) (variant Spelling, other string, ok bool) {
 	e, ok := spellIndex[lower]
 	return e.variant, e.other, ok
@@ -133,17 +119,11 @@ func lowerInto(dst []byte, w string) []byte {
 	return dst
 }
 
-// PersonWords returns the pronouns that mark each authorial person. "I" is
-// recognized only in upper case (lower-case "i" is usually a variable),
-// and "US" in upper case is a country, not a pronoun.
-func PersonWords() map[Person][]string {
-	return map[Person][]string{
-		PersonPlural:   {"we", "us", "our", "ours", "ourselves", "we're", "we've", "we'll", "we'd"},
-		PersonSingular: {"I", "me", "my", "mine", "myself", "I'm", "I've", "I'll", "I'd"},
-	}
-}
-
-// PersonOf classifies one word as a first-person pronoun.
+// PersonOf classifies one word as a first-person pronoun: we, us, our,
+// ours, ourselves, we're, we've, we'll, we'd (PersonPlural) or I, me, my,
+// mine, myself, I'm, I've, I'll, I'd (PersonSingular), in any case, except
+// that "I" is recognized only in upper case (lower-case "i" is usually a
+// variable) and "US" in upper case is a country, not a pronoun.
 func PersonOf(w string) (Person, bool) {
 	if len(w) > 10 {
 		return "", false

@@ -11,29 +11,20 @@ import (
 
 // Check names, in the order Report.Checks lists them.
 const (
-	CheckTitle            = "title"
-	CheckSections         = "sections"
-	CheckNonemptySections = "nonempty_sections"
-	CheckHeadingLevels    = "heading_levels"
-	CheckHeadingStyle     = "heading_style"
-	CheckHeadingCase      = "heading_case"
-	CheckBulletStyle      = "bullet_style"
-	CheckEmphasisStyle    = "emphasis_style"
-	CheckStrongStyle      = "strong_style"
-	CheckCodeStyle        = "code_style"
-	CheckSpelling         = "spelling"
-	CheckPerson           = "person"
-	CheckReadability      = "readability"
+	checkTitle            = "title"
+	checkSections         = "sections"
+	checkNonemptySections = "nonempty_sections"
+	checkHeadingLevels    = "heading_levels"
+	checkHeadingStyle     = "heading_style"
+	checkHeadingCase      = "heading_case"
+	checkBulletStyle      = "bullet_style"
+	checkEmphasisStyle    = "emphasis_style"
+	checkStrongStyle      = "strong_style"
+	checkCodeStyle        = "code_style"
+	checkSpelling         = "spelling"
+	checkPerson           = "person"
+	checkReadability      = "readability"
 )
-
-// CheckNames returns the names of all checks in report order.
-func CheckNames() []string {
-	return []string{
-		CheckTitle, CheckSections, CheckNonemptySections, CheckHeadingLevels,
-		CheckHeadingStyle, CheckHeadingCase, CheckBulletStyle, CheckEmphasisStyle,
-		CheckStrongStyle, CheckCodeStyle, CheckSpelling, CheckPerson, CheckReadability,
-	}
-}
 
 // Template is the section structure a document must follow.
 type Template struct {
@@ -48,9 +39,9 @@ type Template struct {
 	Sections []string
 }
 
-// DefaultTemplate is the Rust RFC template (rust-lang/rfcs 0000-template.md)
+// defaultTemplate is the Rust RFC template (rust-lang/rfcs 0000-template.md)
 // with a required title.
-var DefaultTemplate = Template{
+var defaultTemplate = Template{
 	Title: true,
 	Sections: []string{
 		"Summary",
@@ -73,7 +64,11 @@ const (
 
 // Options configure Check. The zero value of each field means its default.
 type Options struct {
-	// Template is the required structure; nil means DefaultTemplate.
+	// Template is the required structure; nil means the Rust RFC template
+	// (rust-lang/rfcs 0000-template.md: Summary, Motivation, Guide-level
+	// explanation, Reference-level explanation, Drawbacks, Rationale and
+	// alternatives, Prior art, Unresolved questions, Future possibilities)
+	// with a required title.
 	Template *Template
 	// ReadabilityBound is the largest Flesch–Kincaid grade spread (max −
 	// min over sections) that passes in full (default 12 grades).
@@ -85,7 +80,10 @@ type Options struct {
 
 // CheckResult is the outcome of one check.
 type CheckResult struct {
-	// Name is one of the Check* constants.
+	// Name is the check's name: "title", "sections", "nonempty_sections",
+	// "heading_levels", "heading_style", "heading_case", "bullet_style",
+	// "emphasis_style", "strong_style", "code_style", "spelling", "person"
+	// or "readability" (the package doc describes each).
 	Name string
 	// Pass is the check's score in [0, 1]; 1 means fully consistent.
 	Pass float64
@@ -109,7 +107,7 @@ type Report struct {
 	// and have content. It gates Score so that a short or empty document
 	// cannot score high on style alone.
 	Coverage float64
-	// Checks lists every check, in CheckNames order.
+	// Checks lists every check, in the order CheckResult.Name lists them.
 	Checks []CheckResult
 }
 
@@ -205,9 +203,9 @@ func abbreviation(w string) bool {
 	return abbreviations[markdown.LowerASCII(w)]
 }
 
-// Check scores doc under the options o.
+// Check scores src under the options o.
 func (o Options) Check(src []byte) Report {
-	tmpl := DefaultTemplate
+	tmpl := defaultTemplate
 	if o.Template != nil {
 		tmpl = *o.Template
 	}
@@ -274,7 +272,7 @@ func (o Options) Check(src []byte) Report {
 				return
 			}
 			if v, ok := markdown.SpellingOfWord(w); ok {
-				if v == SpellingUS {
+				if v == markdown.SpellingUS {
 					us++
 				} else {
 					uk++
@@ -282,7 +280,7 @@ func (o Options) Check(src []byte) Report {
 				return
 			}
 			if p, ok := markdown.PersonOf(w); ok {
-				if p == PersonPlural {
+				if p == markdown.PersonPlural {
 					we++
 				} else {
 					i1++
@@ -318,7 +316,7 @@ func (o Options) Check(src []byte) Report {
 		default:
 			pass = 1 / float64(h1)
 		}
-		checks = append(checks, CheckResult{Name: CheckTitle, Pass: pass, N: 1,
+		checks = append(checks, CheckResult{Name: checkTitle, Pass: pass, N: 1,
 			Detail: fmt.Sprintf("%d H1 heading(s), first heading is H1: %v", h1, firstIsH1)})
 	}
 
@@ -354,7 +352,7 @@ func (o Options) Check(src []byte) Report {
 		if len(missing) > 0 {
 			detail += "; missing: " + strings.Join(missing, ", ")
 		}
-		checks = append(checks, CheckResult{Name: CheckSections, Pass: pass, N: den, Detail: detail})
+		checks = append(checks, CheckResult{Name: checkSections, Pass: pass, N: den, Detail: detail})
 	}
 
 	// nonempty_sections
@@ -384,7 +382,7 @@ func (o Options) Check(src []byte) Report {
 		if len(empty) > 0 {
 			detail += "; empty: " + strings.Join(empty, ", ")
 		}
-		checks = append(checks, CheckResult{Name: CheckNonemptySections, Pass: pass, N: present, Detail: detail})
+		checks = append(checks, CheckResult{Name: checkNonemptySections, Pass: pass, N: present, Detail: detail})
 	}
 
 	// heading_levels (MD001)
@@ -407,7 +405,7 @@ func (o Options) Check(src []byte) Report {
 		if bad > 0 {
 			detail += " (" + strings.Join(at, ", ") + ")"
 		}
-		checks = append(checks, CheckResult{Name: CheckHeadingLevels, Pass: pass, N: max(0, len(d.Headings)-1), Detail: detail})
+		checks = append(checks, CheckResult{Name: checkHeadingLevels, Pass: pass, N: max(0, len(d.Headings)-1), Detail: detail})
 	}
 
 	// heading_style (MD003), judged on levels 1 and 2
@@ -418,7 +416,7 @@ func (o Options) Check(src []byte) Report {
 				c.add(string(h.Style))
 			}
 		}
-		checks = append(checks, c.result(CheckHeadingStyle, "H1/H2 headings"))
+		checks = append(checks, c.result(checkHeadingStyle, "H1/H2 headings"))
 	}
 
 	// heading_case
@@ -429,7 +427,7 @@ func (o Options) Check(src []byte) Report {
 				c.add(string(hc))
 			}
 		}
-		checks = append(checks, c.result(CheckHeadingCase, "headings of 2+ words"))
+		checks = append(checks, c.result(checkHeadingCase, "headings of 2+ words"))
 	}
 
 	// bullet_style (MD004)
@@ -438,19 +436,19 @@ func (o Options) Check(src []byte) Report {
 		for _, b := range d.Bullets {
 			c.add(b.Marker.String())
 		}
-		checks = append(checks, c.result(CheckBulletStyle, "bullets"))
+		checks = append(checks, c.result(checkBulletStyle, "bullets"))
 	}
 
 	// emphasis_style (MD049), strong_style (MD050)
 	{
 		var c counter
-		c.addN(string(EmphasisStar), st.EmStar)
-		c.addN(string(EmphasisUnderscore), st.EmUnderscore)
-		checks = append(checks, c.result(CheckEmphasisStyle, "emphasis"))
+		c.addN(string(markdown.EmphasisStar), st.EmStar)
+		c.addN(string(markdown.EmphasisUnderscore), st.EmUnderscore)
+		checks = append(checks, c.result(checkEmphasisStyle, "emphasis"))
 		var s counter
-		s.addN(string(StrongStar), st.StrongStar)
-		s.addN(string(StrongUnderscore), st.StrongUnderscore)
-		checks = append(checks, s.result(CheckStrongStyle, "strong"))
+		s.addN(string(markdown.StrongStar), st.StrongStar)
+		s.addN(string(markdown.StrongUnderscore), st.StrongUnderscore)
+		checks = append(checks, s.result(checkStrongStyle, "strong"))
 	}
 
 	// code_style (MD046, MD048)
@@ -459,23 +457,23 @@ func (o Options) Check(src []byte) Report {
 		for _, cb := range d.Code {
 			c.add(string(cb.Style))
 		}
-		checks = append(checks, c.result(CheckCodeStyle, "code blocks"))
+		checks = append(checks, c.result(checkCodeStyle, "code blocks"))
 	}
 
 	// spelling
 	{
 		var c counter
-		c.addN(string(SpellingUS), us)
-		c.addN(string(SpellingUK), uk)
-		checks = append(checks, c.result(CheckSpelling, "US/UK words"))
+		c.addN(string(markdown.SpellingUS), us)
+		c.addN(string(markdown.SpellingUK), uk)
+		checks = append(checks, c.result(checkSpelling, "US/UK words"))
 	}
 
 	// person
 	{
 		var c counter
-		c.addN(string(PersonPlural), we)
-		c.addN(string(PersonSingular), i1)
-		checks = append(checks, c.result(CheckPerson, "first-person pronouns"))
+		c.addN(string(markdown.PersonPlural), we)
+		c.addN(string(markdown.PersonSingular), i1)
+		checks = append(checks, c.result(checkPerson, "first-person pronouns"))
 	}
 
 	// readability
@@ -518,7 +516,7 @@ func (o Options) Check(src []byte) Report {
 			detail = fmt.Sprintf("Flesch-Kincaid grade spread %.1f (bound %.1f): %s %.1f … %s %.1f over %d sections",
 				spread, bound, lo.name, lo.grade, hi.name, hi.grade, len(gs))
 		}
-		checks = append(checks, CheckResult{Name: CheckReadability, Pass: pass, N: judged, Detail: detail})
+		checks = append(checks, CheckResult{Name: checkReadability, Pass: pass, N: judged, Detail: detail})
 	}
 
 	sum, judged := 0.0, 0

@@ -99,12 +99,12 @@ func mustScore(t *testing.T, doc string) Report {
 	if r.Score < 0 || r.Score > 1 || math.IsNaN(r.Score) {
 		t.Fatalf("score %v out of [0,1]", r.Score)
 	}
-	if len(r.Checks) != len(CheckNames()) {
-		t.Fatalf("%d checks, want %d", len(r.Checks), len(CheckNames()))
+	if len(r.Checks) != len(checkNames()) {
+		t.Fatalf("%d checks, want %d", len(r.Checks), len(checkNames()))
 	}
 	for i, c := range r.Checks {
-		if c.Name != CheckNames()[i] {
-			t.Fatalf("check %d is %q, want %q", i, c.Name, CheckNames()[i])
+		if c.Name != checkNames()[i] {
+			t.Fatalf("check %d is %q, want %q", i, c.Name, checkNames()[i])
 		}
 		if c.Pass < 0 || c.Pass > 1 {
 			t.Fatalf("check %s pass %v out of [0,1]", c.Name, c.Pass)
@@ -126,9 +126,9 @@ func TestPerfectDocument(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		CheckHeadingStyle: "atx", CheckHeadingCase: "sentence", CheckBulletStyle: "-",
-		CheckEmphasisStyle: "*", CheckStrongStyle: "**", CheckCodeStyle: "backtick",
-		CheckSpelling: "us", CheckPerson: "we",
+		checkHeadingStyle: "atx", checkHeadingCase: "sentence", checkBulletStyle: "-",
+		checkEmphasisStyle: "*", checkStrongStyle: "**", checkCodeStyle: "backtick",
+		checkSpelling: "us", checkPerson: "we",
 	}
 	for _, c := range r.Checks {
 		if w, ok := want[c.Name]; ok && c.Majority != w {
@@ -151,48 +151,48 @@ func TestBreakOneCheckAtATime(t *testing.T) {
 		check  string
 		mutate func(t *testing.T, s string) string
 	}{
-		{CheckTitle, func(t *testing.T, s string) string {
+		{checkTitle, func(t *testing.T, s string) string {
 			return s + "\n# Appendix\n\nMore text here.\n"
 		}},
-		{CheckSections, func(t *testing.T, s string) string {
+		{checkSections, func(t *testing.T, s string) string {
 			// Swap Drawbacks and Prior art.
 			s = replaceOnce(t, s, "## Drawbacks", "## TMP")
 			s = replaceOnce(t, s, "## Prior art", "## Drawbacks")
 			return replaceOnce(t, s, "## TMP", "## Prior art")
 		}},
-		{CheckNonemptySections, func(t *testing.T, s string) string {
+		{checkNonemptySections, func(t *testing.T, s string) string {
 			i := strings.Index(s, "## Drawbacks\n")
 			j := strings.Index(s, "## Rationale and alternatives")
 			return s[:i] + "## Drawbacks\n\n" + s[j:]
 		}},
-		{CheckHeadingLevels, func(t *testing.T, s string) string {
+		{checkHeadingLevels, func(t *testing.T, s string) string {
 			return replaceOnce(t, s, "### Choosing a mode", "#### Choosing a mode")
 		}},
-		{CheckHeadingStyle, func(t *testing.T, s string) string {
+		{checkHeadingStyle, func(t *testing.T, s string) string {
 			return replaceOnce(t, s, "## Prior art\n", "Prior art\n---------\n")
 		}},
-		{CheckHeadingCase, func(t *testing.T, s string) string {
+		{checkHeadingCase, func(t *testing.T, s string) string {
 			return replaceOnce(t, s, "### Choosing a mode", "### Choosing A Mode")
 		}},
-		{CheckBulletStyle, func(t *testing.T, s string) string {
+		{checkBulletStyle, func(t *testing.T, s string) string {
 			return replaceOnce(t, s, "- Warnings look", "* Warnings look")
 		}},
-		{CheckEmphasisStyle, func(t *testing.T, s string) string {
+		{checkEmphasisStyle, func(t *testing.T, s string) string {
 			return replaceOnce(t, s, "*optional*", "_optional_")
 		}},
-		{CheckStrongStyle, func(t *testing.T, s string) string {
+		{checkStrongStyle, func(t *testing.T, s string) string {
 			return replaceOnce(t, s, "**only**", "__only__")
 		}},
-		{CheckCodeStyle, func(t *testing.T, s string) string {
+		{checkCodeStyle, func(t *testing.T, s string) string {
 			return replaceOnce(t, s, "```\nbuild --color=always\n```", "~~~\nbuild --color=always\n~~~")
 		}},
-		{CheckSpelling, func(t *testing.T, s string) string {
+		{checkSpelling, func(t *testing.T, s string) string {
 			return replaceOnce(t, s, "keeps the current behavior", "keeps the current behaviour")
 		}},
-		{CheckPerson, func(t *testing.T, s string) string {
+		{checkPerson, func(t *testing.T, s string) string {
 			return replaceOnce(t, s, "We also need to test", "I also need to test")
 		}},
-		{CheckReadability, func(t *testing.T, s string) string {
+		{checkReadability, func(t *testing.T, s string) string {
 			i := strings.Index(s, "## Drawbacks\n")
 			j := strings.Index(s, "## Rationale and alternatives")
 			return s[:i] + "## Drawbacks\n\n" + strings.Repeat("Institutionalized interoperability considerations notwithstanding, "+
@@ -227,7 +227,7 @@ func TestOneStrayCostsLittle(t *testing.T) {
 	}
 	sb.WriteString("* a stray item\n")
 	r := mustScore(t, sb.String())
-	p, _ := r.Pass(CheckBulletStyle)
+	p, _ := r.Pass(checkBulletStyle)
 	// 44 dashes and one star: 2·44/45 − 1.
 	if want := 2*44.0/45 - 1; math.Abs(p-want) > 1e-12 {
 		t.Fatalf("bullet_style %v, want %v", p, want)
@@ -266,7 +266,7 @@ I think my colour and behaviour are organised.
 	if r.Score != 1 {
 		t.Fatalf("indented code was not ignored:\n%s", r)
 	}
-	if c := r.Checks[9]; c.Majority != string(CodeIndented) || c.N != 2 {
+	if c := r.Checks[9]; c.Majority != string(markdown.CodeIndented) || c.N != 2 {
 		t.Fatalf("code_style: %+v, want 2 indented blocks", c)
 	}
 }
@@ -320,12 +320,12 @@ func TestDeterministicAndConcurrent(t *testing.T) {
 
 func TestTemplateOptions(t *testing.T) {
 	noTitle := replaceOnce(t, perfectDoc, "# RFC 9999: Colored output for the build tool\n", "")
-	if p, _ := Check([]byte(noTitle)).Pass(CheckTitle); p != 0 {
+	if p, _ := Check([]byte(noTitle)).Pass(checkTitle); p != 0 {
 		t.Fatalf("missing title passed with the default template: %v", p)
 	}
-	tmpl := DefaultTemplate
+	tmpl := defaultTemplate
 	tmpl.Title = false
-	if p, _ := (Options{Template: &tmpl}).Check([]byte(noTitle)).Pass(CheckTitle); p != 1 {
+	if p, _ := (Options{Template: &tmpl}).Check([]byte(noTitle)).Pass(checkTitle); p != 1 {
 		t.Fatalf("Title=false: no H1 must pass, got %v", p)
 	}
 	// A custom template.
@@ -335,11 +335,11 @@ func TestTemplateOptions(t *testing.T) {
 		t.Fatalf("custom template:\n%s", r)
 	}
 	r = Options{Template: custom}.Check([]byte("# T\n\n## Body\n\nText.\n\n## Intro\n\nHello.\n\n## Intro\n\nAgain.\n"))
-	if p, _ := r.Pass(CheckSections); math.Abs(p-1.0/3) > 1e-12 {
+	if p, _ := r.Pass(checkSections); math.Abs(p-1.0/3) > 1e-12 {
 		t.Fatalf("swapped and duplicated sections: %v, want 1/3:\n%s", p, r)
 	}
 	// Readability bound.
-	if (Options{ReadabilityBound: 0.01}).Check([]byte(perfectDoc)).Map()[CheckReadability] >= 1 {
+	if (Options{ReadabilityBound: 0.01}).Check([]byte(perfectDoc)).Map()[checkReadability] >= 1 {
 		t.Fatal("a tiny readability bound must fail the perfect document's natural spread")
 	}
 }
@@ -351,7 +351,7 @@ func TestMissingSectionGatesScore(t *testing.T) {
 	if r.Coverage != 8.0/9 {
 		t.Fatalf("coverage %v, want 8/9", r.Coverage)
 	}
-	if p, _ := r.Pass(CheckSections); p != 8.0/9 {
+	if p, _ := r.Pass(checkSections); p != 8.0/9 {
 		t.Fatalf("sections %v, want 8/9", p)
 	}
 	if r.Score > 8.0/9 {
@@ -359,28 +359,44 @@ func TestMissingSectionGatesScore(t *testing.T) {
 	}
 }
 
+// checkNames returns the names of all checks in report order.
+func checkNames() []string {
+	return []string{
+		checkTitle, checkSections, checkNonemptySections, checkHeadingLevels,
+		checkHeadingStyle, checkHeadingCase, checkBulletStyle, checkEmphasisStyle,
+		checkStrongStyle, checkCodeStyle, checkSpelling, checkPerson, checkReadability,
+	}
+}
+
+// classifyHeadingCase classifies heading text with inline Markdown the
+// way the heading_case check does.
+func classifyHeadingCase(text string) (markdown.HeadingCase, bool) {
+	var p markdown.Stripper
+	return classifyPlainHeading(p.Plain(text, nil))
+}
+
 func TestClassifyHeadingCase(t *testing.T) {
 	cases := []struct {
 		in   string
-		want HeadingCase
+		want markdown.HeadingCase
 		ok   bool
 	}{
-		{"Rationale and alternatives", CaseSentence, true},
-		{"Rationale and Alternatives", CaseTitle, true},
-		{"Guide-level explanation", CaseSentence, true},
-		{"Guide-Level Explanation", CaseTitle, true},
+		{"Rationale and alternatives", markdown.CaseSentence, true},
+		{"Rationale and Alternatives", markdown.CaseTitle, true},
+		{"Guide-level explanation", markdown.CaseSentence, true},
+		{"Guide-Level Explanation", markdown.CaseTitle, true},
 		{"Summary", "", false},
 		{"Interaction with Rust and Cargo", "", false}, // only proper nouns and minor words
-		{"Support for `cfg` in where clauses", CaseSentence, true},
-		{"Using LLVM intrinsics", CaseSentence, true},
-		{"The Linux Kernel", CaseTitle, true},
-		{"Alternative 2: Extended shebang", CaseSentence, true},
-		{"[Links](https://example.com/Some/Path) are Ignored Here", CaseTitle, true},
+		{"Support for `cfg` in where clauses", markdown.CaseSentence, true},
+		{"Using LLVM intrinsics", markdown.CaseSentence, true},
+		{"The Linux Kernel", markdown.CaseTitle, true},
+		{"Alternative 2: Extended shebang", markdown.CaseSentence, true},
+		{"[Links](https://example.com/Some/Path) are Ignored Here", markdown.CaseTitle, true},
 	}
 	for _, c := range cases {
-		got, ok := ClassifyHeadingCase(c.in)
+		got, ok := classifyHeadingCase(c.in)
 		if got != c.want || ok != c.ok {
-			t.Errorf("ClassifyHeadingCase(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+			t.Errorf("classifyHeadingCase(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
 	// The writing env's simulated writers recase headings to these (see
@@ -392,52 +408,18 @@ func TestClassifyHeadingCase(t *testing.T) {
 		{"Support for `cfg` in Where Clauses", "Support for `cfg` in where clauses"},
 		{"Prior Art: the C++ Way", "Prior art: the C++ way"},
 	} {
-		if c, ok := ClassifyHeadingCase(h.title); !ok || c != CaseTitle {
+		if c, ok := classifyHeadingCase(h.title); !ok || c != markdown.CaseTitle {
 			t.Errorf("%q classified %q", h.title, c)
 		}
-		if c, ok := ClassifyHeadingCase(h.sentence); !ok || c != CaseSentence {
+		if c, ok := classifyHeadingCase(h.sentence); !ok || c != markdown.CaseSentence {
 			t.Errorf("%q classified %q", h.sentence, c)
 		}
 	}
 }
 
-func TestSpellingAndPersonWords(t *testing.T) {
-	seen := map[string]bool{}
-	for _, p := range SpellingPairs() {
-		for _, w := range p {
-			if seen[w] {
-				t.Errorf("%q appears twice in SpellingPairs", w)
-			}
-			seen[w] = true
-		}
-		if v, ok := SpellingOf(strings.ToUpper(p[0][:1]) + p[0][1:]); !ok || v != SpellingUS {
-			t.Errorf("SpellingOf(%q) = %v, %v", p[0], v, ok)
-		}
-		if v, ok := SpellingOf(p[1]); !ok || v != SpellingUK {
-			t.Errorf("SpellingOf(%q) = %v, %v", p[1], v, ok)
-		}
-	}
-	if len(SpellingPairs()) < 30 {
-		t.Errorf("only %d spelling pairs", len(SpellingPairs()))
-	}
-	for _, w := range []string{"license", "program", "practice", "color_space"} {
-		if _, ok := SpellingOf(w); ok {
-			t.Errorf("%q must not be a spelling word", w)
-		}
-	}
-	for p, ws := range PersonWords() {
-		for _, w := range ws {
-			if got, ok := markdown.PersonOf(w); !ok || got != p {
-				t.Errorf("PersonOf(%q) = %v, %v; want %v", w, got, ok, p)
-			}
-		}
-	}
-	for _, w := range []string{"US", "i", "Mine2", "user"} {
-		if _, ok := markdown.PersonOf(w); ok {
-			t.Errorf("PersonOf(%q) must be false", w)
-		}
-	}
-	// Identifiers and I/O are not prose pronouns.
+// Identifiers and I/O are not prose pronouns. (The spelling and person
+// word lists themselves are tested in internal/markdown.)
+func TestIdentifiersAreNotWords(t *testing.T) {
 	r := mustScore(t, replaceOnce(t, perfectDoc, "Our users read", "The my_crate and I/O paths, self.color and Our users read"))
 	if r.Score != 1 {
 		t.Fatalf("identifiers counted as words:\n%s", r)

@@ -17,7 +17,7 @@ const (
 
 // rfcTemplate is the default template without the title requirement: RFC
 // files keep their title outside the text.
-var rfcTemplate = &Template{Title: false, Sections: DefaultTemplate.Sections}
+var rfcTemplate = &Template{Title: false, Sections: defaultTemplate.Sections}
 
 func shippedRFCs(t testing.TB) map[string]string {
 	t.Helper()
@@ -59,7 +59,7 @@ func checkRealRFCs(t *testing.T, docs map[string]string) {
 		if r.Score < 0.75 {
 			t.Errorf("%s scored %.3f:\n%s", name, r.Score, r)
 		}
-		for _, c := range []string{CheckSections, CheckNonemptySections} {
+		for _, c := range []string{checkSections, checkNonemptySections} {
 			if p, _ := r.Pass(c); p != 1 {
 				t.Errorf("%s: %s = %v; the corpus holds full-template RFCs only", name, c, p)
 			}

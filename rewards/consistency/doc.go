@@ -5,8 +5,8 @@
 // authors write the sections of one document, each with their own habits,
 // and the score says how much the result reads as if one author had
 // written it. [Check] runs thirteen checks; each is reported on its own
-// ([Report.Checks], in [CheckNames] order) with a Pass value in [0, 1] and
-// the number N of things it judged, and
+// ([Report.Checks], in the order listed below) with a Pass value in [0, 1]
+// and the number N of things it judged, and
 //
 //	Score = Coverage × mean(Pass over the checks with N > 0)
 //
@@ -56,34 +56,34 @@
 // variant and scores Pass = max(0, 2p − 1), where p is the majority
 // variant's share of the occurrences: one style scores 1, one stray among
 // 40 costs 0.05, a 3:1 mix scores 0.5 and an even split of two styles 0.
-// A document with no occurrences passes (and has N = 0).
+// A document with no occurrences passes (and has N = 0). The variants are
+// named as [CheckResult].Majority reports them:
 //
-//   - heading_style (MD003 heading-style): [HeadingATX] "## x",
-//     [HeadingATXClosed] "## x ##" or [HeadingSetext] (underlined with ===
-//     or ---). Judged on H1 and H2 only, because a setext document must
-//     write deeper headings in ATX (markdownlint's "setext_with_atx").
-//   - heading_case: [CaseSentence] or [CaseTitle], judged on headings of
-//     two or more words by [ClassifyHeadingCase] (minor words, proper
-//     nouns, acronyms and identifiers are no evidence).
+//   - heading_style (MD003 heading-style): "atx" (## x), "atx_closed"
+//     (## x ##) or "setext" (underlined with === or ---). Judged on H1 and
+//     H2 only, because a setext document must write deeper headings in ATX
+//     (markdownlint's "setext_with_atx").
+//   - heading_case: "sentence" (Rationale and alternatives) or "title"
+//     (Rationale and Alternatives), judged on headings of two or more
+//     words: only words after the first that are not minor words (a, and,
+//     of, with …), proper nouns (Rust, Cargo …), acronyms or identifiers
+//     are evidence, and the majority of them decides.
 //   - bullet_style (MD004 ul-style, "consistent"): the unordered list
-//     marker, [BulletDash] "-", [BulletStar] "*" or [BulletPlus] "+", at
-//     every nesting level.
-//   - emphasis_style (MD049 emphasis-style): [EmphasisStar] *x* or
-//     [EmphasisUnderscore] _x_, found with CommonMark's flanking rules, so
-//     snake_case words are not emphasis.
-//   - strong_style (MD050 strong-style): [StrongStar] **x** or
-//     [StrongUnderscore] __x__.
+//     marker, "-", "*" or "+", at every nesting level.
+//   - emphasis_style (MD049 emphasis-style): "*" (*x*) or "_" (_x_), found
+//     with CommonMark's flanking rules, so snake_case words are not
+//     emphasis.
+//   - strong_style (MD050 strong-style): "**" (**x**) or "__" (__x__).
 //   - code_style (MD046 code-block-style and MD048 code-fence-style): each
-//     code block is [CodeBacktick] (``` fence), [CodeTilde] (~~~ fence) or
-//     [CodeIndented]; one of the three for the whole document.
-//   - spelling: [SpellingUS] or [SpellingUK], counted on the words of
-//     [SpellingPairs] (color/colour, behavior/behaviour,
-//     organize/organise, analyze/analyse, center/centre, …; words that
-//     are also common other words or that technical UK English writes the
-//     US way, such as license and program, are left out).
-//   - person: the authors' grammatical person, [PersonPlural] (we, us,
-//     our, ours, ourselves) or [PersonSingular] (I, me, my, mine, myself);
-//     see [PersonWords].
+//     code block is "backtick" (``` fence), "tilde" (~~~ fence) or
+//     "indented"; one of the three for the whole document.
+//   - spelling: "us" or "uk", counted on the words of unambiguous US/UK
+//     pairs (color/colour, behavior/behaviour, organize/organise,
+//     analyze/analyse, center/centre, …; words that are also common other
+//     words or that technical UK English writes the US way, such as
+//     license and program, are left out).
+//   - person: the authors' grammatical person, "we" (we, us, our, ours,
+//     ourselves) or "I" (I, me, my, mine, myself).
 //
 // Why not the plain majority share p: on the shipped RFCs restyled by four
 // authors with pairwise different habits, p gives a mean Score of 0.834
@@ -109,7 +109,7 @@
 //
 // # Style vocabulary
 //
-// The constants above, [SpellingPairs] and [PersonWords] are the
+// The variants above, the spelling pairs and the pronouns are the
 // definitions the checks count by. They, and the reading of Markdown
 // itself (blocks, emphasis, words), live in internal/markdown, which the
 // writing env's simulated writers read Markdown with too, so that a

@@ -29,7 +29,7 @@ func FuzzCheck(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	names := CheckNames()
+	names := checkNames()
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		r := Check(doc)
 		in01 := func(v float64) bool { return v >= 0 && v <= 1 && !math.IsNaN(v) }

@@ -8,73 +8,6 @@ import (
 	"github.com/troupe-dev/troupe/internal/markdown"
 )
 
-// The style vocabulary: the variants the "one style" checks count. They
-// are defined in internal/markdown, which reads Markdown for this package
-// and for the writing env's simulated writers alike.
-type (
-	// HeadingStyle is a heading syntax (markdownlint MD003).
-	HeadingStyle = markdown.HeadingStyle
-	// HeadingCase is a heading capitalization convention.
-	HeadingCase = markdown.HeadingCase
-	// BulletMarker is the character that starts an unordered list item
-	// (markdownlint MD004).
-	BulletMarker = markdown.BulletMarker
-	// EmphasisMarker is the delimiter of emphasis (MD049) or strong
-	// emphasis (MD050).
-	EmphasisMarker = markdown.EmphasisMarker
-	// CodeStyle is the way a code block is written (MD046 and MD048).
-	CodeStyle = markdown.CodeStyle
-	// Spelling is an English spelling variant; see SpellingPairs.
-	Spelling = markdown.Spelling
-	// Person is the grammatical person the authors use for themselves;
-	// see PersonWords.
-	Person = markdown.Person
-)
-
-// The variants. Setext headings exist only for levels 1 and 2, so a setext
-// document writes its deeper headings in ATX; the heading_style check
-// therefore judges only headings of levels 1 and 2.
-const (
-	HeadingATX       = markdown.HeadingATX       // "## Title"
-	HeadingATXClosed = markdown.HeadingATXClosed // "## Title ##"
-	HeadingSetext    = markdown.HeadingSetext    // "Title" underlined with === or ---
-
-	CaseSentence = markdown.CaseSentence // "Rationale and alternatives"; see ClassifyHeadingCase
-	CaseTitle    = markdown.CaseTitle    // "Rationale and Alternatives"
-
-	BulletDash = markdown.BulletDash // -
-	BulletStar = markdown.BulletStar // *
-	BulletPlus = markdown.BulletPlus // +
-
-	EmphasisStar       = markdown.EmphasisStar       // *text*
-	EmphasisUnderscore = markdown.EmphasisUnderscore // _text_
-	StrongStar         = markdown.StrongStar         // **text**
-	StrongUnderscore   = markdown.StrongUnderscore   // __text__
-
-	CodeBacktick = markdown.CodeBacktick // ``` fence
-	CodeTilde    = markdown.CodeTilde    // ~~~ fence
-	CodeIndented = markdown.CodeIndented // four-space indentation
-
-	SpellingUS = markdown.SpellingUS
-	SpellingUK = markdown.SpellingUK
-
-	PersonPlural   = markdown.PersonPlural   // we, us, our, ours, ourselves
-	PersonSingular = markdown.PersonSingular // I, me, my, mine, myself
-)
-
-// SpellingPairs returns the US/UK word pairs the spelling check knows, as
-// {US, UK}, lower case. The slice is a copy.
-func SpellingPairs() [][2]string { return markdown.SpellingPairs() }
-
-// SpellingOf reports the variant of word (any case) if it is in
-// SpellingPairs.
-func SpellingOf(word string) (Spelling, bool) { return markdown.SpellingOf(word) }
-
-// PersonWords returns the pronouns that mark each authorial person for the
-// person check. "I" is recognized only in upper case (lower-case "i" is
-// usually a variable), and "US" in upper case is a country, not a pronoun.
-func PersonWords() map[Person][]string { return markdown.PersonWords() }
-
 // headingWords calls fn for every word of a heading's plain text, with
 // whether it is the first word or follows a colon (capitalized in both
 // conventions).
@@ -101,19 +34,14 @@ func headingWords(plain string, fn func(w string, lead bool)) {
 	}
 }
 
-// ClassifyHeadingCase classifies heading text (inline Markdown allowed;
-// code spans, links and URLs are ignored) as sentence case or Title Case.
-// Only words after the first that are not minor words (a, and, of, with …),
-// proper nouns (Rust, Cargo …), acronyms or identifiers count: the heading
-// is Title Case when most of them are capitalized and sentence case when
-// most are lower case. ok is false when the heading has fewer than two
-// words or no deciding majority.
-func ClassifyHeadingCase(text string) (c HeadingCase, ok bool) {
-	var p markdown.Stripper
-	return classifyPlainHeading(p.Plain(text, nil))
-}
-
-func classifyPlainHeading(plain string) (HeadingCase, bool) {
+// classifyPlainHeading classifies a heading's plain text (its inline
+// Markdown stripped: code spans, links and URLs ignored) as sentence case
+// or Title Case. Only words after the first that are not minor words (a,
+// and, of, with …), proper nouns (Rust, Cargo …), acronyms or identifiers
+// count: the heading is Title Case when most of them are capitalized and
+// sentence case when most are lower case. ok is false when the heading has
+// fewer than two words or no deciding majority.
+func classifyPlainHeading(plain string) (c markdown.HeadingCase, ok bool) {
 	words, lower, upper := 0, 0, 0
 	headingWords(plain, func(w string, lead bool) {
 		words++
@@ -132,9 +60,9 @@ func classifyPlainHeading(plain string) (HeadingCase, bool) {
 	case words < 2 || lower == upper:
 		return "", false
 	case lower > upper:
-		return CaseSentence, true
+		return markdown.CaseSentence, true
 	default:
-		return CaseTitle, true
+		return markdown.CaseTitle, true
 	}
 }
 

@@ -25,13 +25,13 @@ type Style struct {
 // Markdown rewrites the Markdown text md in style s: headings (syntax and
 // capitalization), bullet markers, emphasis and strong delimiters, code
 // blocks (fence character, fenced or indented), US/UK spelling of the
-// words of markdown.SpellingPairs and the authors' person (we ↔ I, us ↔
-// me, our ↔ my, ours ↔ mine, ourselves ↔ myself, with "we are"/"I am" and
-// "we were"/"I was"). Code is never changed; block quotes and
-// double-quoted text keep their words. Text rendered in one Style is
-// written in one variant of every habit the Style sets, up to the rare
-// constructs the parser reads differently from CommonMark (emphasis
-// spanning lines, say).
+// words of the spelling pairs (markdown.LookupSpelling) and the authors'
+// person (we ↔ I, us ↔ me, our ↔ my, ours ↔ mine, ourselves ↔ myself,
+// with "we are"/"I am" and "we were"/"I was"). Code is never changed;
+// block quotes and double-quoted text keep their words. Text rendered in
+// one Style is written in one variant of every habit the Style sets, up
+// to the rare constructs the parser reads differently from CommonMark
+// (emphasis spanning lines, say).
 func Markdown(md string, s Style) string {
 	d := markdown.Parse(md, markdown.NoSections)
 	lines := splitLines(md)
@@ -430,7 +430,7 @@ func sentenceBefore(s string) bool {
 	return c == '.' || c == '!' || c == '?'
 }
 
-// Respell rewrites every word of markdown.SpellingPairs in text to the
+// Respell rewrites every word of the US/UK spelling pairs in text to the
 // given variant, keeping the capitalization of the first letter. Words
 // glued to identifiers (color_space, self.color) stay; code spans and
 // blocks do not, so pass prose only (Markdown knows Markdown).
