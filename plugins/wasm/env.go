@@ -56,15 +56,15 @@ func newEnvSource(ctx context.Context, m *module, params map[string]any) (*EnvSo
 // capabilities its spec JSON lists.
 func (s *EnvSource) Spec() core.EnvSpec { return s.spec }
 
-// CompileTime is how long compiling the module took (short on a
+// compileDuration is how long compiling the module took (short on a
 // compilation cache hit).
-func (s *EnvSource) CompileTime() time.Duration { return s.m.compileTime }
+func (s *EnvSource) compileDuration() time.Duration { return s.m.compileTime }
 
 // Open returns a new env backed by its own instance, an [*Env].
-func (s *EnvSource) Open() (core.Env, error) { return s.OpenEnv() }
+func (s *EnvSource) Open() (core.Env, error) { return s.openTyped() }
 
-// OpenEnv is Open with the concrete result type.
-func (s *EnvSource) OpenEnv() (*Env, error) {
+// openTyped is Open with the concrete result type.
+func (s *EnvSource) openTyped() (*Env, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -204,7 +204,7 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 // State returns the global state. On failure it logs the error, discards
 // the instance (so the next Step reports it) and returns nil.
 func (e *Env) State() []float64 {
-	s, err := e.StateErr()
+	s, err := e.stateWithErr()
 	if err != nil {
 		e.src.m.log.logger.Error("wasm env state", "module", e.src.m.name, "err", err)
 		return nil
@@ -212,8 +212,8 @@ func (e *Env) State() []float64 {
 	return s
 }
 
-// StateErr is State with its error.
-func (e *Env) StateErr() ([]float64, error) {
+// stateWithErr is State with its error.
+func (e *Env) stateWithErr() ([]float64, error) {
 	in, err := e.live("state")
 	if err != nil {
 		return nil, err
@@ -264,7 +264,7 @@ func (e *Env) Truncate() (core.StepResult, error) {
 // (capability "prompt"). On failure it logs the error, discards the
 // instance, and returns a request with only Agent and Decision set.
 func (e *Env) Prompt(agent, decision int) core.ChatRequest {
-	req, err := e.PromptErr(agent, decision)
+	req, err := e.promptWithErr(agent, decision)
 	if err != nil {
 		e.src.m.log.logger.Error("wasm env prompt", "module", e.src.m.name, "err", err)
 		req = core.ChatRequest{Agent: agent}
@@ -275,8 +275,8 @@ func (e *Env) Prompt(agent, decision int) core.ChatRequest {
 	return req
 }
 
-// PromptErr is Prompt with its error.
-func (e *Env) PromptErr(agent, decision int) (core.ChatRequest, error) {
+// promptWithErr is Prompt with its error.
+func (e *Env) promptWithErr(agent, decision int) (core.ChatRequest, error) {
 	in, err := e.live("prompt")
 	if err != nil {
 		return core.ChatRequest{}, err

@@ -107,10 +107,10 @@ func init() { core.RegisterLoader("wasm", defaultLoader) }
 // DefaultLoader returns the loader registered for the "wasm" scheme.
 func DefaultLoader() *Loader { return defaultLoader }
 
-// ResolveCacheDir returns the directory the given option value selects:
+// resolveCacheDir returns the directory the given option value selects:
 // dir itself, else $TROUPE_WASM_CACHE, else os.UserCacheDir()/troupe/wazero;
 // "" if the disk cache is off or no user cache directory exists.
-func ResolveCacheDir(dir string) string {
+func resolveCacheDir(dir string) string {
 	if dir == "" {
 		dir = os.Getenv(CacheDirEnv)
 	}
@@ -129,7 +129,7 @@ func ResolveCacheDir(dir string) string {
 
 func (l *Loader) init() {
 	l.once.Do(func() {
-		l.cacheDir = ResolveCacheDir(l.opts.CacheDir)
+		l.cacheDir = resolveCacheDir(l.opts.CacheDir)
 		if l.cacheDir != "" {
 			c, err := wazero.NewCompilationCacheWithDir(l.cacheDir)
 			if err == nil {
@@ -143,9 +143,9 @@ func (l *Loader) init() {
 	})
 }
 
-// CacheDir returns the compilation cache directory in use, or "" if
+// cacheDirInUse returns the compilation cache directory in use, or "" if
 // compiled code is cached in memory only.
-func (l *Loader) CacheDir() string {
+func (l *Loader) cacheDirInUse() string {
 	l.init()
 	return l.cacheDir
 }
@@ -168,11 +168,11 @@ func (l *Loader) logger() *slog.Logger {
 // instantiates it once to read its spec (with ref.Params), and returns a
 // source whose Open makes one instance per env.
 func (l *Loader) LoadEnv(ctx context.Context, ref core.SourceRef) (core.EnvSource, error) {
-	return l.LoadEnvSource(ctx, ref)
+	return l.loadEnvSource(ctx, ref)
 }
 
-// LoadEnvSource is LoadEnv with the concrete result type.
-func (l *Loader) LoadEnvSource(ctx context.Context, ref core.SourceRef) (*EnvSource, error) {
+// loadEnvSource is LoadEnv with the concrete result type.
+func (l *Loader) loadEnvSource(ctx context.Context, ref core.SourceRef) (*EnvSource, error) {
 	m, err := l.compile(ctx, ref)
 	if err != nil {
 		return nil, err

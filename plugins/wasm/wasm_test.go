@@ -23,7 +23,7 @@ import (
 
 func loadEnv(t testing.TB, name string, params map[string]any, sb core.Sandbox) *EnvSource {
 	t.Helper()
-	src, err := testLoad.LoadEnvSource(context.Background(), core.SourceRef{Scheme: "wasm", Path: mod(name), Params: params, Sandbox: sb})
+	src, err := testLoad.loadEnvSource(context.Background(), core.SourceRef{Scheme: "wasm", Path: mod(name), Params: params, Sandbox: sb})
 	if err != nil {
 		t.Fatalf("load %s: %v", name, err)
 	}
@@ -494,15 +494,15 @@ func TestCompilationCacheOnDisk(t *testing.T) {
 	load := func() time.Duration {
 		l := NewLoader(Options{CacheDir: dir})
 		defer l.Close(ctx)
-		src, err := l.LoadEnvSource(ctx, core.SourceRef{Path: mod("notes.wasm")})
+		src, err := l.loadEnvSource(ctx, core.SourceRef{Path: mod("notes.wasm")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer src.Close()
-		if l.CacheDir() != dir {
-			t.Fatalf("cache dir %q", l.CacheDir())
+		if l.cacheDirInUse() != dir {
+			t.Fatalf("cache dir %q", l.cacheDirInUse())
 		}
-		return src.CompileTime()
+		return src.compileDuration()
 	}
 	cold := load()
 	entries, _ := filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
@@ -524,7 +524,7 @@ func TestCompilationCacheOnDisk(t *testing.T) {
 			defer wg.Done()
 			l := NewLoader(Options{CacheDir: shared})
 			defer l.Close(ctx)
-			src, err := l.LoadEnvSource(ctx, core.SourceRef{Path: mod("matrix.wasm")})
+			src, err := l.loadEnvSource(ctx, core.SourceRef{Path: mod("matrix.wasm")})
 			if err == nil {
 				_, err = startEnv(t, src).Reset(1)
 				src.Close()
@@ -542,19 +542,19 @@ func TestCompilationCacheOnDisk(t *testing.T) {
 
 func TestResolveCacheDir(t *testing.T) {
 	t.Setenv(CacheDirEnv, "/tmp/x")
-	if got := ResolveCacheDir(""); got != "/tmp/x" {
+	if got := resolveCacheDir(""); got != "/tmp/x" {
 		t.Errorf("env var: %q", got)
 	}
-	if got := ResolveCacheDir("/a"); got != "/a" {
+	if got := resolveCacheDir("/a"); got != "/a" {
 		t.Errorf("explicit: %q", got)
 	}
 	t.Setenv(CacheDirEnv, "off")
-	if got := ResolveCacheDir(""); got != "" {
+	if got := resolveCacheDir(""); got != "" {
 		t.Errorf("off: %q", got)
 	}
 	t.Setenv(CacheDirEnv, "")
 	base, _ := os.UserCacheDir()
-	if got := ResolveCacheDir(""); got != filepath.Join(base, "troupe", "wazero") {
+	if got := resolveCacheDir(""); got != filepath.Join(base, "troupe", "wazero") {
 		t.Errorf("default: %q", got)
 	}
 }
@@ -594,7 +594,7 @@ func TestRegisteredLoader(t *testing.T) {
 	if _, err := env.Reset(0); err != nil {
 		t.Fatal(err)
 	}
-	if DefaultLoader().CacheDir() != filepath.Join(modDir, "cache") {
-		t.Errorf("default loader ignores $%s: %q", CacheDirEnv, DefaultLoader().CacheDir())
+	if DefaultLoader().cacheDirInUse() != filepath.Join(modDir, "cache") {
+		t.Errorf("default loader ignores $%s: %q", CacheDirEnv, DefaultLoader().cacheDirInUse())
 	}
 }
