@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,7 +14,9 @@ import (
 // [PrompterOf], [SimulatorOf], [BaselineProviderOf]): implementing the
 // method is not enough. So one env type can carry every optional method
 // and still offer only some of them, as the plugin hosts' envs do for
-// whatever their plugin implements.
+// whatever their plugin implements. An env written in Go declares every
+// optional interface it implements: the loaders of Go envs report one it
+// leaves out ([CheckUndeclared]).
 type Capabilities uint8
 
 // The capabilities, one per optional interface.
@@ -101,25 +104,47 @@ func declared[T any](e Env, c Capabilities) (T, bool) {
 	return t, ok
 }
 
+// optionalInterfaces pairs each capability with the optional interface it
+// declares, in bit order.
+var optionalInterfaces = [...]struct {
+	cap        Capabilities
+	constName  string // the capability's Go name
+	iface      string // the interface's Go name
+	implements func(Env) bool
+}{
+	{CapTruncate, "core.CapTruncate", "core.Truncater", is[Truncater]},
+	{CapPrompt, "core.CapPrompt", "core.Prompter", is[Prompter]},
+	{CapSimulate, "core.CapSimulate", "core.Simulator", is[Simulator]},
+	{CapBaseline, "core.CapBaseline", "core.BaselineProvider", is[BaselineProvider]},
+}
+
 // CheckCapabilities reports a capability that e's spec declares but e
-// does not implement.
+// does not implement. It holds for every env, the plugin hosts' included.
 func CheckCapabilities(e Env) error {
 	spec := e.Spec()
-	for _, c := range []struct {
-		cap   Capabilities
-		iface string
-		ok    bool
-	}{
-		{CapTruncate, "core.Truncater", is[Truncater](e)},
-		{CapPrompt, "core.Prompter", is[Prompter](e)},
-		{CapSimulate, "core.Simulator", is[Simulator](e)},
-		{CapBaseline, "core.BaselineProvider", is[BaselineProvider](e)},
-	} {
-		if spec.Capabilities.Has(c.cap) && !c.ok {
-			return fmt.Errorf("env %s: the spec declares capability %s, but %T does not implement %s", spec.Name, c.cap, e, c.iface)
+	for _, o := range optionalInterfaces {
+		if spec.Capabilities.Has(o.cap) && !o.implements(e) {
+			return fmt.Errorf("env %s: the spec declares capability %s, but %T does not implement %s", spec.Name, o.cap, e, o.iface)
 		}
 	}
 	return nil
+}
+
+// CheckUndeclared reports the optional interfaces that e implements but
+// its spec does not declare, which the runtime would silently ignore. It
+// is for envs written in Go, whose methods are their own: [NewEnvSource]
+// and the plugin kits (sdk/wasmguest, sdk/serve) apply it. It does not
+// hold for the plugin hosts' envs, which carry every optional method by
+// design and declare only what their plugin offers.
+func CheckUndeclared(e Env) error {
+	spec := e.Spec()
+	var errs []error
+	for _, o := range optionalInterfaces {
+		if !spec.Capabilities.Has(o.cap) && o.implements(e) {
+			errs = append(errs, fmt.Errorf("env %s implements %s but its spec does not declare %s; add it to EnvSpec.Capabilities", spec.Name, o.iface, o.constName))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func is[T any](e Env) bool { _, ok := e.(T); return ok }

@@ -83,3 +83,34 @@ func TestReferenceBaselineValidated(t *testing.T) {
 		t.Fatalf("Validate: %v", err)
 	}
 }
+
+// An optional interface a Go env implements but does not declare is an
+// error of the env's loader, naming the interface and the capability,
+// not an interface the runtime silently ignores.
+func TestCheckUndeclared(t *testing.T) {
+	if err := core.CheckUndeclared(simEnv{caps: core.CapSimulate}); err != nil {
+		t.Errorf("CheckUndeclared of a declared simulator: %v", err)
+	}
+	const want = "env sim implements core.Simulator but its spec does not declare core.CapSimulate; add it to EnvSpec.Capabilities"
+	if err := core.CheckUndeclared(simEnv{}); err == nil || err.Error() != want {
+		t.Errorf("CheckUndeclared = %v, want %q", err, want)
+	}
+	closed := false
+	_, err := core.NewEnvSource(func(map[string]any) (core.Env, error) {
+		return &closeRecorder{simEnv: simEnv{}, closed: &closed}, nil
+	}, nil)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("NewEnvSource of an env with an undeclared simulator: %v", err)
+	}
+	if !closed {
+		t.Error("NewEnvSource did not close the env it refused")
+	}
+}
+
+// closeRecorder records its Close.
+type closeRecorder struct {
+	simEnv
+	closed *bool
+}
+
+func (e *closeRecorder) Close() error { *e.closed = true; return nil }

@@ -1,5 +1,7 @@
 package core
 
+import "fmt"
+
 // A SettingError is a setting whose value cannot work. Each component
 // declares its own settings (their TOML names, defaults and rules) and its
 // Validate method returns a *SettingError whose Key is the setting's name
@@ -14,6 +16,14 @@ type SettingError struct {
 	Msg string
 }
 
+// NewSettingError returns a *SettingError about key whose Msg is
+// formatted as by [fmt.Sprintf]. It is how every component's Validate
+// makes its errors.
+func NewSettingError(key, format string, args ...any) *SettingError {
+	return &SettingError{Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Error returns "KEY: MSG".
 func (e *SettingError) Error() string { return e.Key + ": " + e.Msg }
 
 // In returns a copy of e whose Key is prefixed with table and a dot.

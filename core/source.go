@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -45,8 +46,8 @@ type Sandbox struct {
 	// MemoryLimitMiB caps a Wasm instance's linear memory, in [0, 4096];
 	// 0 (the default) means the loader's default.
 	MemoryLimitMiB int `toml:"memory_limit_mib"`
-	// CallTimeout bounds one call into the plugin, ≥ 0; 0 (the default)
-	// means the loader's default.
+	// CallTimeout bounds one call into the plugin: 0 (the default) means
+	// the loader's default, else at least 1ms.
 	CallTimeout time.Duration `toml:"call_timeout"`
 	// ReadOnlyDirs are host directories mounted read-only at the same
 	// path (Wasm only). Default none.
@@ -58,11 +59,11 @@ type Sandbox struct {
 func (s Sandbox) Validate() error {
 	switch {
 	case s.MemoryLimitMiB < 0 || s.MemoryLimitMiB > 4096:
-		return &SettingError{Key: "memory_limit_mib", Msg: fmt.Sprintf("must be in [0, 4096] (0 = default), got %d", s.MemoryLimitMiB)}
+		return NewSettingError("memory_limit_mib", "must be in [0, 4096] (0 = default), got %d", s.MemoryLimitMiB)
 	case s.CallTimeout < 0:
-		return &SettingError{Key: "call_timeout", Msg: fmt.Sprintf("must be ≥ 0 (0 = default), got %s", s.CallTimeout)}
+		return NewSettingError("call_timeout", "must be ≥ 0 (0 = default), got %s", s.CallTimeout)
 	case s.CallTimeout > 0 && s.CallTimeout < time.Millisecond:
-		return &SettingError{Key: "call_timeout", Msg: fmt.Sprintf("must be 0 (the default) or at least 1ms, got %s (a bare TOML number is nanoseconds: write a unit, e.g. \"5s\")", s.CallTimeout)}
+		return NewSettingError("call_timeout", "must be 0 (the default) or at least 1ms, got %s", s.CallTimeout)
 	}
 	return nil
 }
@@ -148,8 +149,11 @@ func Builtins() (envs, rewards []string) {
 
 // NewEnvSource returns a source of the envs f makes from params: the way
 // to run an env written in Go. It makes one env now, so that bad params, an
-// invalid spec or a declared capability the env lacks fail here, and keeps
-// its spec.
+// invalid spec, a declared capability the env lacks or an optional
+// interface it implements without declaring it ([CheckUndeclared]) fail
+// here, and keeps its spec. It also keeps that env, never reset, for the
+// first Open (Close closes it if no Open took it), so a source opened by W
+// workers makes W envs in all.
 func NewEnvSource(f EnvFactory, params map[string]any) (EnvSource, error) {
 	e, err := f(params)
 	if err != nil {
@@ -160,13 +164,13 @@ func NewEnvSource(f EnvFactory, params map[string]any) (EnvSource, error) {
 	if err == nil {
 		err = CheckCapabilities(e)
 	}
-	if cerr := e.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = CheckUndeclared(e)
 	}
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, e.Close())
 	}
-	return &factorySource{f: f, params: params, spec: spec}, nil
+	return &factorySource{f: f, params: params, spec: spec, first: e}, nil
 }
 
 // factorySource is the EnvSource of NewEnvSource.
@@ -174,11 +178,34 @@ type factorySource struct {
 	f      EnvFactory
 	params map[string]any
 	spec   EnvSpec
+
+	mu    sync.Mutex
+	first Env // the env made by NewEnvSource, until an Open or Close takes it
 }
 
-func (s *factorySource) Spec() EnvSpec      { return s.spec }
-func (s *factorySource) Open() (Env, error) { return s.f(s.params) }
-func (*factorySource) Close() error         { return nil }
+func (s *factorySource) Spec() EnvSpec { return s.spec }
+
+func (s *factorySource) Open() (Env, error) {
+	if e := s.takeFirst(); e != nil {
+		return e, nil
+	}
+	return s.f(s.params)
+}
+
+func (s *factorySource) Close() error {
+	if e := s.takeFirst(); e != nil {
+		return e.Close()
+	}
+	return nil
+}
+
+func (s *factorySource) takeFirst() Env {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.first
+	s.first = nil
+	return e
+}
 
 // LoadEnv resolves ref to an EnvSource through the built-in registry (with
 // [NewEnvSource], so bad params fail here) or the loader registered for its

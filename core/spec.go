@@ -52,11 +52,12 @@ type EnvSpec struct {
 	// Capabilities declares the optional interfaces the env implements
 	// (see [Capabilities]); the runtime uses an optional interface only
 	// when it is declared here, and a declared one the env lacks is an
-	// error ([CheckCapabilities]). It is not part of the spec's JSON: the
-	// plugin ABIs carry it in their own fields (the Wasm spec's top-level
-	// "capabilities", the gRPC OpenReply flags), which the plugin kits
-	// (sdk/wasmguest, sdk/serve) fill with what their env implements and
-	// from which the hosts set it.
+	// error ([CheckCapabilities]), as is, for an env written in Go, an
+	// implemented one it leaves out ([CheckUndeclared]). It is not part of
+	// the spec's JSON: the plugin ABIs carry it in their own fields (the
+	// Wasm spec's top-level "capabilities", the gRPC OpenReply flags),
+	// which the plugin kits (sdk/wasmguest, sdk/serve) fill with what their
+	// env declares and from which the hosts set it.
 	Capabilities Capabilities `json:"-"`
 }
 

@@ -27,7 +27,8 @@ func TestUsageErrorsNameWhatAndWhere(t *testing.T) {
 		{"unknown reward", []string{"eval", "-f", reward}, "agentfile.toml:8: rewards.0: builtin:nosuch: no built-in reward \"nosuch\""},
 		{"weight on no component", []string{"train", "-f", weight, "--out", t.TempDir()}, "agentfile.toml:11: reward.weights.retrun: no reward function returns a component \"retrun\" (components of the rewards: return)"},
 		{"missing file", []string{"eval", "-f", filepath.Join(t.TempDir(), "none.toml")}, "none.toml: no such file or directory"},
-		{"unknown baseline", []string{"run", "-f", af, "--baseline", "nosuch"}, "--baseline \"nosuch\": env matrix has no such baseline"},
+		{"unknown baseline", []string{"run", "-f", af, "--baseline", "nosuch"}, "--baseline: no policy \"nosuch\" for env matrix (have random)"},
+		{"grpo as a baseline", []string{"run", "-f", af, "--baseline", "grpo"}, "--baseline: policy \"grpo\" needs a trained policy"},
 		{"zero episodes", []string{"eval", "-f", af, "--episodes", "0"}, "--episodes must be at least 1, got 0"},
 		{"export arguments", []string{"export", "a", "b"}, "want one RUN_DIR"},
 	}

@@ -26,6 +26,9 @@ func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 type projectFlags struct {
 	file string
 	sets setFlags
+	// runConfig says file is the config.toml of a run directory (read by
+	// agentfile.LoadRunConfig).
+	runConfig bool
 }
 
 func (p *projectFlags) register(fs *flag.FlagSet) {
@@ -35,7 +38,14 @@ func (p *projectFlags) register(fs *flag.FlagSet) {
 
 // load reads the project file; errors are printed and mapped to exit 2.
 func (p *projectFlags) load(stderr io.Writer) (agentfile.Config, bool) {
-	cfg, err := agentfile.Load(p.file, p.sets...)
+	var cfg agentfile.Config
+	var err error
+	if p.runConfig {
+		warn := func(msg string) { fmt.Fprintf(stderr, "troupe: %s\n", msg) }
+		cfg, err = agentfile.LoadRunConfig(p.file, warn, p.sets...)
+	} else {
+		cfg, err = agentfile.Load(p.file, p.sets...)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "troupe: %v\n", err)
 		return cfg, false

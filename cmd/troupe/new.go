@@ -285,7 +285,7 @@ func newEnv(m map[string]any) (core.Env, error) {
 		Decisions:   []core.DecisionSpec{{"{{"}}Name: "wait"}, {Name: "work"{{"}}"}},
 		StateSize:   1,
 		StepRewards: true,
-		Metrics:     []string{"makespan_s", "reference_makespan_s", "tokens", "reference_tokens"},
+		Metrics:     []string{core.MetricMakespan, core.MetricReferenceMakespan, core.MetricTokens, core.MetricReferenceTokens},
 		MaxSteps:    4 * p.Work,
 	}
 	for i := range p.Agents {
@@ -334,10 +334,10 @@ func (e *env) Step(actions []core.Action) (core.StepResult, error) {
 	if res.Done() {
 		e.started = false
 		res.Metrics = map[string]float64{
-			"makespan_s":           float64(e.t),
-			"reference_makespan_s": float64(e.p.Work),
-			"tokens":               0,
-			"reference_tokens":     0,
+			core.MetricMakespan:          float64(e.t),
+			core.MetricReferenceMakespan: float64(e.p.Work),
+			core.MetricTokens:            0,
+			core.MetricReferenceTokens:   0,
 		}
 	}
 	return res, nil
@@ -384,8 +384,8 @@ func (reward) Components() []string { return []string{"speed"} }
 
 func (reward) Score(ep *core.Episode) (components, metrics map[string]float64, err error) {
 	speed := 0.0
-	if m := ep.Metrics["makespan_s"]; m > 0 {
-		speed = ep.Metrics["reference_makespan_s"] / m
+	if m := ep.Metrics[core.MetricMakespan]; m > 0 {
+		speed = ep.Metrics[core.MetricReferenceMakespan] / m
 	}
 	return map[string]float64{"speed": speed}, nil, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"go/format"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,6 +154,47 @@ func TestNewAndInspectUsage(t *testing.T) {
 		code, _, errOut := troupe(t, c.args...)
 		if code != c.code || !strings.Contains(errOut, c.want) {
 			t.Errorf("troupe %v: exit %d, stderr %q; want %d and %q", c.args, code, errOut, c.code, c.want)
+		}
+	}
+}
+
+// The Go scaffolds name the shared metrics with core's constants, gofmt'd;
+// the C scaffolds, which have no core package, spell them as core does.
+func TestScaffoldsUseCoreMetricNames(t *testing.T) {
+	names := []string{core.MetricMakespan, core.MetricReferenceMakespan, core.MetricTokens, core.MetricReferenceTokens}
+	for _, kind := range []string{"env", "reward"} {
+		for _, lang := range []string{"go", "c"} {
+			files, err := scaffold(kind, "my_"+kind, lang, filepath.Join("..", ".."))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range files {
+				src := string(f.data)
+				switch filepath.Ext(f.name) {
+				case ".go":
+					if out, err := format.Source(f.data); err != nil || string(out) != src {
+						t.Errorf("%s %s: %s is not gofmt'd (%v)", lang, kind, f.name, err)
+					}
+					for _, n := range names {
+						if strings.Contains(src, `"`+n+`"`) {
+							t.Errorf("%s %s: %s spells %q instead of using core's constant", lang, kind, f.name, n)
+						}
+					}
+					if !strings.Contains(src, "core.MetricMakespan") {
+						t.Errorf("%s %s: %s does not use core.MetricMakespan", lang, kind, f.name)
+					}
+				case ".c":
+					want := names
+					if kind == "reward" {
+						want = names[:2]
+					}
+					for _, n := range want {
+						if !strings.Contains(src, `"`+n+`"`) && !strings.Contains(src, `\"`+n+`\"`) {
+							t.Errorf("%s %s: %s lacks core's metric name %q", lang, kind, f.name, n)
+						}
+					}
+				}
+			}
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/rollout"
 )
 
@@ -41,15 +42,17 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer built.Close()
 	spec := built.Setup.Env.Spec()
-	if p == nil && *baseline != "random" && !slices.Contains(spec.Baselines, *baseline) {
-		fmt.Fprintf(stderr, "troupe run: --baseline %q: env %s has no such baseline (have %s)\n", *baseline, spec.Name, strings.Join(append(slices.Clone(spec.Baselines), "random"), ", "))
-		return exitUsage
+	if p == nil {
+		if err := (rollout.Eval{Policies: []string{*baseline}}).CheckPolicies(spec, false); err != nil {
+			fmt.Fprintf(stderr, "troupe run: --baseline: %s\n", err.(*core.SettingError).Msg)
+			return exitUsage
+		}
 	}
 	who := *baseline
 	if p != nil {
 		who = "grpo policy " + *pol
 	}
-	fmt.Fprintf(stdout, "episode: env %s, seed %d, %s, LLM %s\n", spec.Name, *seed, who, built.Setup.Backend(spec))
+	fmt.Fprintf(stdout, "episode: env %s, seed %d, %s, LLM %s\n", spec.Name, *seed, who, describeBackend(built.Setup.Backend(spec)))
 	observe := func(ev rollout.StepEvent) {
 		var parts []string
 		for i, d := range ev.Decisions {

@@ -41,7 +41,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *resume != "" {
 		*out = *resume
 		if !fileGiven {
-			pf.file = filepath.Join(*resume, "config.toml")
+			pf.file, pf.runConfig = filepath.Join(*resume, "config.toml"), true
 		}
 	}
 	cfg, ok := pf.load(stderr)
@@ -85,6 +85,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitRuntime
 	}
 	fmt.Fprintf(stderr, "troupe: trained %d iterations in %s; policy at %s\n", tr.Iteration(), time.Since(prog.start).Round(time.Second), filepath.Join(*out, "policy.safetensors"))
+	// The evaluation opens workers of its own: end the trainer's first, so
+	// that W workers (W plugin processes) run at a time, not 2W.
+	tr.Close()
 	var rep *rollout.EvalReport
 	if !*noEval {
 		fmt.Fprintf(stderr, "troupe: evaluating on %d held-out seeds …\n", built.Eval.Episodes)

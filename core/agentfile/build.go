@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/troupe-dev/troupe/core"
@@ -74,8 +73,10 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 	if n := c.TotalAgents(); n > 0 && n != spec.NumAgents() {
 		return fail(c.errorAt("agents", fmt.Errorf("the [[agents]] tables count %d agents, but env %q has %d (set the team size in [env.params])", n, spec.Name, spec.NumAgents())))
 	}
-	if err := checkPolicies(c.Eval.Policies, spec); err != nil {
-		return fail(c.errorAt("eval.policies", err))
+	// [eval] is the evaluation after training, so "grpo" is a policy;
+	// rollout.Evaluate checks again with what it is given.
+	if err := c.Eval.CheckPolicies(spec, true); err != nil {
+		return fail(c.errorAt("eval", err))
 	}
 	s := rollout.Setup{Name: c.Project.Name, Env: src, Seed: c.Project.Seed, Weights: c.Reward.Weights, Budget: c.Budget, Rollout: c.Rollout}
 	for i, r := range c.Rewards {
@@ -94,24 +95,19 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 		s.Rewards = append(s.Rewards, rf)
 	}
 	if err := rollout.CheckRewards(s.Rewards, c.Reward.Weights); err != nil {
-		if re, ok := errors.AsType[*core.SettingError](err); ok {
-			return fail(c.errorAt(re.Key, errors.New(re.Msg)))
-		}
-		return fail(c.errorAt("rewards", err))
+		return fail(c.errorAt("", err))
 	}
 	backends := map[string]core.LLM{}
 	for i := 0; i < spec.NumAgents(); i++ {
 		name := c.AgentLLM(i)
 		l := c.LLM[name]
-		a := rollout.AgentLLM{Model: l.Model, MaxTokens: l.MaxTokens, Temperature: l.Temperature, Sim: l.Sim}
+		a := rollout.AgentLLM{Config: l}
 		if l.Backend != llm.BackendSim {
 			be, ok := backends[name]
 			if !ok {
 				cl, err := llm.New(c.resolveLLM(l))
 				if err != nil {
-					e := nested("llm."+name, err).(*Error)
-					c.locate(e)
-					return fail(e)
+					return fail(c.errorAt("llm."+name, err))
 				}
 				b.closers = append(b.closers, cl.Close)
 				be, backends[name] = cl, cl
@@ -130,19 +126,6 @@ func (c Config) loadError(key, prefix string, err error) error {
 	e := c.errorAt(key, err)
 	e.Msg = strings.TrimPrefix(e.Msg, prefix)
 	return e
-}
-
-// checkPolicies reports a name in eval.policies that is neither "grpo",
-// "random" nor one of the env's baselines.
-func checkPolicies(names []string, spec core.EnvSpec) error {
-	have := append([]string{"grpo"}, spec.Baselines...)
-	have = append(have, "random")
-	for _, n := range names {
-		if !slices.Contains(have, n) {
-			return fmt.Errorf("no policy %q for env %s (have %s)", n, spec.Name, strings.Join(have, ", "))
-		}
-	}
-	return nil
 }
 
 // resolvePathParams returns params with relative paths made absolute

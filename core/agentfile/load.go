@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/llm"
 )
 
@@ -52,11 +52,19 @@ type source struct {
 	overrides []string
 }
 
-// errorAt returns a configuration error about key: in the file at the
-// key's line (or the line of its nearest enclosing table), or in --set
-// when an override set the key.
+// errorAt returns the configuration error of err at key: about key, or,
+// when err is a component's *core.SettingError, about the setting's key
+// inside the table key ("" for the top level). It names the file and the
+// key's line (or the line of its nearest enclosing table), or --set when
+// an override set the key.
 func (c Config) errorAt(key string, err error) *Error {
 	e := &Error{Key: key, Msg: err.Error(), err: err}
+	if se, ok := errors.AsType[*core.SettingError](err); ok {
+		if key != "" {
+			se = se.In(key)
+		}
+		e.Key, e.Msg = se.Key, se.Msg
+	}
 	c.locate(e)
 	return e
 }
@@ -78,6 +86,11 @@ func (c Config) locate(e *Error) {
 // the value written as a TOML value; a bare word is a string), fills
 // defaults and validates the result.
 func Load(path string, overrides ...string) (Config, error) {
+	return load(path, nil, overrides)
+}
+
+// load is Load, reading a run directory's config.toml when run is not nil.
+func load(path string, run *parseOptions, overrides []string) (Config, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		// The *PathError's text would repeat the file name.
@@ -91,7 +104,7 @@ func Load(path string, overrides ...string) (Config, error) {
 	if err != nil {
 		return Config{}, &Error{File: path, Msg: err.Error()}
 	}
-	cfg, err := Parse(path, text, overrides...)
+	cfg, err := parse(path, text, run, overrides)
 	if err != nil {
 		return Config{}, err
 	}
@@ -100,28 +113,69 @@ func Load(path string, overrides ...string) (Config, error) {
 	return cfg, nil
 }
 
+// LoadRunConfig is Load for the config.toml of a run directory, as
+// troupe train --resume reads it. A run directory is history: a key it
+// holds that has since moved (train.workers, now rollout.workers) is read
+// as the new key, and warn, if not nil, is called once with a message
+// naming the keys read so. Overrides get no such leniency.
+func LoadRunConfig(path string, warn func(msg string), overrides ...string) (Config, error) {
+	return load(path, &parseOptions{warn: warn}, overrides)
+}
+
+// parseOptions are the differences of LoadRunConfig from Load.
+type parseOptions struct {
+	warn func(msg string)
+}
+
 // Parse is Load on text already read; name is used in errors.
 func Parse(name string, text []byte, overrides ...string) (Config, error) {
+	return parse(name, text, nil, overrides)
+}
+
+// parse is Parse, reading a run directory's config.toml when run is not
+// nil.
+func parse(name string, text []byte, run *parseOptions, overrides []string) (Config, error) {
 	lines := newLineIndex(text)
 	// Pass 1: the file alone, so errors carry the file's lines.
+	var tree map[string]any
+	if _, err := toml.Decode(string(text), &tree); err != nil {
+		return Config{}, fileDecodeError(name, err)
+	}
+	if err := durationError(name, tree, lines, nil); err != nil {
+		return Config{}, err
+	}
 	probe := Default()
 	md, err := toml.NewDecoder(bytes.NewReader(text)).Decode(&probe)
 	if err != nil {
 		return Config{}, fileDecodeError(name, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		k := und[0]
-		return Config{}, &Error{File: name, Line: lines.find(k), Key: keyString(k), Msg: "unknown key" + suggest(k)}
+	for _, k := range md.Undecoded() {
+		if _, moved := movedKeys[keyString(k)]; moved && run != nil {
+			continue
+		}
+		return Config{}, &Error{File: name, Line: lines.find(k), Key: keyString(k), Msg: unknownKey(k)}
+	}
+	if run != nil {
+		moved, err := moveKeys(name, tree, &lines)
+		if err != nil {
+			return Config{}, err
+		}
+		if len(moved) > 0 && run.warn != nil {
+			var read []string
+			for _, k := range moved {
+				read = append(read, k+" as "+movedKeys[k])
+			}
+			run.warn(fmt.Sprintf("%s: read %s (the run directory was written before they moved)", name, strings.Join(read, ", ")))
+		}
 	}
 	// Pass 2: defaults, then the file, then the overrides, as one tree.
-	var tree map[string]any
-	if _, err := toml.Decode(string(text), &tree); err != nil {
-		return Config{}, fileDecodeError(name, err)
-	}
 	for _, o := range overrides {
 		if err := applyOverride(tree, o); err != nil {
 			return Config{}, err
 		}
+	}
+	if err := durationError(name, tree, lines, overrides); err != nil {
+		return Config{}, err
 	}
 	fillLLMDefaults(tree)
 	var buf bytes.Buffer
@@ -134,20 +188,30 @@ func Parse(name string, text []byte, overrides ...string) (Config, error) {
 		return Config{}, overrideDecodeError(err, overrides)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return Config{}, &Error{File: "--set", Key: keyString(und[0]), Msg: "unknown key" + suggest(und[0])}
+		return Config{}, &Error{File: "--set", Key: keyString(und[0]), Msg: unknownKey(und[0])}
 	}
 	if len(cfg.LLM) == 0 {
 		cfg.LLM = map[string]llm.Config{"default": llm.DefaultConfig()}
 	}
 	cfg.src = &source{name: name, lines: lines, overrides: overrides}
-	if verr := cfg.Validate(); verr != nil {
-		var e *Error
-		if errors.As(verr, &e) {
-			cfg.locate(e)
-		}
-		return Config{}, verr
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// durationError reports the first duration setting of tree, the file
+// name with overrides applied, that is not written as a duration (see
+// checkDurations): at its line in the file, or in --set.
+func durationError(name string, tree map[string]any, lines lineIndex, overrides []string) error {
+	key, msg := checkDurations(tree, configType, "")
+	if key == "" {
+		return nil
+	}
+	if overridden(overrides, key) {
+		return &Error{File: "--set", Key: key, Msg: msg}
+	}
+	return &Error{File: name, Line: lines.findNearest(key), Key: key, Msg: msg}
 }
 
 func fileDecodeError(name string, err error) error {
@@ -274,36 +338,6 @@ func keyString(k toml.Key) string {
 	}
 	return strings.Join(parts, ".")
 }
-
-// suggest names the known keys of the table that holds k.
-func suggest(k toml.Key) string {
-	known := knownKeys[keyString(k[:len(k)-1])]
-	if len(known) == 0 {
-		return ""
-	}
-	return " (known here: " + strings.Join(known, ", ") + ")"
-}
-
-var knownKeys = func() map[string][]string {
-	m := map[string][]string{}
-	add := func(table string, v any) {
-		var buf bytes.Buffer
-		_ = toml.NewEncoder(&buf).Encode(v)
-		var t map[string]any
-		_, _ = toml.Decode(buf.String(), &t)
-		for k := range t {
-			m[table] = append(m[table], k)
-		}
-		sort.Strings(m[table])
-	}
-	d := Default()
-	add("project", d.Project)
-	add("train", d.Train)
-	add("eval", d.Eval)
-	add("budget", d.Budget)
-	add("", map[string]any{"project": 0, "env": 0, "agents": 0, "llm": 0, "rewards": 0, "reward": 0, "budget": 0, "train": 0, "eval": 0})
-	return m
-}()
 
 // lineIndex finds the line of a key in the file's text.
 type lineIndex struct {

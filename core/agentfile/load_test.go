@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -213,17 +215,127 @@ func TestFindNearest(t *testing.T) {
 	}
 }
 
-// A duration written as a bare number decodes as nanoseconds; the rules
-// of llm.timeout and env.sandbox.call_timeout catch it at its line.
+// A duration written as a bare number would decode as nanoseconds: it is
+// an error at its line (or in --set) for every duration setting, found in
+// the settings' types; so is a string that is no duration.
 func TestBareNumberDurations(t *testing.T) {
-	_, err := Load(write(t, good+"[llm.default]\ntimeout = 60\n"))
-	wantErr(t, err, "llm.default.timeout", 20)
-	if !strings.Contains(err.Error(), "write a unit") {
-		t.Fatalf("the message should say how to write a duration: %v", err)
+	for _, c := range []struct {
+		text, key string
+		line      int
+		msg       string
+	}{
+		{good + "[llm.default]\ntimeout = 60\n", "llm.default.timeout", 20, `a duration needs a unit, e.g. "60s" (a bare number would be nanoseconds)`},
+		{good + "[llm.default.sim]\nbase_latency = 800\n", "llm.default.sim.base_latency", 20, `a duration needs a unit, e.g. "800s" (a bare number would be nanoseconds)`},
+		{strings.Replace(good, "size = 8\n", "size = 8\n[env.sandbox]\ncall_timeout = 5\n", 1), "env.sandbox.call_timeout", 10, `e.g. "5s"`},
+		{good + "[[rewards]]\nsource = \"builtin:tokens\"\nsandbox = { call_timeout = 5 }\n", "rewards.1.sandbox.call_timeout", 21, "a duration needs a unit"},
+		{good + "[llm.default]\ntimeout = \"60\"\n", "llm.default.timeout", 20, `invalid duration "60" (want e.g. "60s", "500ms")`},
+	} {
+		_, err := Load(write(t, c.text))
+		wantErr(t, err, c.key, c.line)
+		if !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: %v; want %q", c.key, err, c.msg)
+		}
 	}
-	_, err = Load(write(t, strings.Replace(good, "size = 8\n", "size = 8\n[env.sandbox]\ncall_timeout = 5\n", 1)))
-	wantErr(t, err, "env.sandbox.call_timeout", 10)
-	if _, err := Load(write(t, good+"[llm.default]\ntimeout = \"60s\"\n")); err != nil {
+	if _, err := Load(write(t, good+"[llm.default]\ntimeout = \"60s\"\n[llm.default.sim]\nbase_latency = \"0s\"\n")); err != nil {
 		t.Fatal(err)
+	}
+	_, err := Load(write(t, good), "llm.default.timeout=60")
+	if err == nil || err.Error() != `--set: llm.default.timeout: a duration needs a unit, e.g. "60s" (a bare number would be nanoseconds)` {
+		t.Errorf("--set llm.default.timeout=60: %v", err)
+	}
+	if _, err := Load(write(t, good), "env.sandbox.call_timeout=5s"); err != nil {
+		t.Errorf("--set env.sandbox.call_timeout=5s: %v", err)
+	}
+	// The rules of the components still hold: at least 1ms.
+	_, err = Load(write(t, good+"[llm.default]\ntimeout = \"5ns\"\n"))
+	wantErr(t, err, "llm.default.timeout", 20)
+}
+
+// TestDurationKeys checks that the duration check sees every
+// time.Duration setting of Config, embedded and nested ones included.
+func TestDurationKeys(t *testing.T) {
+	var keys []string
+	var walk func(typ reflect.Type, prefix string)
+	walk = func(typ reflect.Type, prefix string) {
+		for name, ft := range tomlFields(typ) {
+			for ft.Kind() == reflect.Map || ft.Kind() == reflect.Slice {
+				ft, name = ft.Elem(), name+".0"
+			}
+			switch {
+			case ft == durationType:
+				keys = append(keys, prefix+name)
+			case ft.Kind() == reflect.Struct:
+				walk(ft, prefix+name+".")
+			}
+		}
+	}
+	walk(configType, "")
+	slices.Sort(keys)
+	want := []string{"env.sandbox.call_timeout", "llm.0.sim.base_latency", "llm.0.timeout", "rewards.0.sandbox.call_timeout"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("duration keys %v, want %v", keys, want)
+	}
+}
+
+// A key that moved names its new place, in a file or in --set; only a run
+// directory's config.toml (LoadRunConfig) is read as if it used the new
+// key.
+func TestMovedKeys(t *testing.T) {
+	old := strings.Replace(good, "group_size = 4\n", "group_size = 4\nworkers = 3\nmax_steps = 50\n", 1)
+	_, err := Load(write(t, old))
+	wantErr(t, err, "train.workers", 19)
+	if !strings.HasSuffix(err.Error(), "train.workers: moved to [rollout] workers") {
+		t.Errorf("old key in the file: %v", err)
+	}
+	_, err = Load(write(t, good), "train.workers=2")
+	if err == nil || err.Error() != "--set: train.workers: moved to [rollout] workers" {
+		t.Errorf("old key in --set: %v", err)
+	}
+
+	path := write(t, old)
+	var warnings []string
+	warn := func(msg string) { warnings = append(warnings, msg) }
+	c, err := LoadRunConfig(path, warn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rollout.Workers != 3 || c.Rollout.MaxSteps != 50 {
+		t.Errorf("old keys not read as [rollout]: %+v", c.Rollout)
+	}
+	if len(warnings) != 1 || warnings[0] != path+": read train.max_steps as rollout.max_steps, train.workers as rollout.workers (the run directory was written before they moved)" {
+		t.Errorf("warnings %q", warnings)
+	}
+	// The moved value's errors point at its line; overrides are not
+	// history.
+	_, err = LoadRunConfig(write(t, strings.Replace(old, "workers = 3", "workers = -3", 1)), nil)
+	wantErr(t, err, "rollout.workers", 19)
+	if _, err = LoadRunConfig(path, nil, "train.workers=2"); err == nil || !strings.Contains(err.Error(), "moved to [rollout] workers") {
+		t.Errorf("old key in --set of a run directory: %v", err)
+	}
+	_, err = LoadRunConfig(write(t, old+"[rollout]\nworkers = 2\n"), nil)
+	wantErr(t, err, "train.workers", 19)
+	// A current run directory needs no warning.
+	warnings = nil
+	if _, err := LoadRunConfig(write(t, good), warn); err != nil || len(warnings) != 0 {
+		t.Errorf("current config.toml: %v, warnings %q", err, warnings)
+	}
+}
+
+// The hint of an unknown key lists the keys of its table, read from the
+// settings' types: every table has one, [rollout] and [llm.NAME] included.
+func TestUnknownKeyHints(t *testing.T) {
+	for _, c := range []struct{ text, key, want string }{
+		{good + "[rollout]\nworker = 2\n", "rollout.worker", "(known here: max_steps, workers)"},
+		{good + "[rollouts]\nworkers = 2\n", "rollouts", "(known here: agents, budget, env, eval, llm, project, reward, rewards, rollout, train)"},
+		{good + "[llm.default]\nmodle = \"x\"\n", "llm.default.modle", "api_key_env, backend, base_url, cache, cache_mode, max_concurrency, max_retries, max_tokens, model, requests_per_minute, sim, temperature, timeout, tokens_per_minute)"},
+		{strings.Replace(good, "group_size = 4", "group_size = 4\nlearning_rat = 1", 1), "train.learning_rat", "learning_rate"},
+		{strings.Replace(good, "size = 8\n", "size = 8\n[env.sandbox]\nmemory = 5\n", 1), "env.sandbox.memory", "(known here: call_timeout, memory_limit_mib, read_only_dirs)"},
+		{good + "[[rewards]]\nsource = \"builtin:tokens\"\nsha = \"\"\n", "rewards.sha", "(known here: params, sandbox, sha256, source)"},
+	} {
+		_, err := Load(write(t, c.text))
+		var e *Error
+		if !errors.As(err, &e) || e.Key != c.key || !strings.Contains(e.Msg, "unknown key") || !strings.Contains(e.Msg, c.want) {
+			t.Errorf("%s: %v; want %q", c.key, err, c.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package agentfile_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +19,8 @@ import (
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/agentfile"
 	"github.com/troupe-dev/troupe/core/llm"
+	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/trainer"
 	_ "github.com/troupe-dev/troupe/plugins/all"
 )
 
@@ -259,6 +262,15 @@ func TestEveryDocumentedKeyReachesItsComponent(t *testing.T) {
 		if key == "agents.0.llm" {
 			overrides = append(overrides, `llm.other.model="model-of-other"`)
 		}
+		if strings.HasPrefix(key, "eval.") {
+			// Evaluate plays them: random play on few episodes suffices.
+			if key != "eval.policies" {
+				overrides = append(overrides, `eval.policies=["random"]`)
+			}
+			if key != "eval.episodes" {
+				overrides = append(overrides, `eval.episodes=2`)
+			}
+		}
 		cfg, err := agentfile.Load(path, overrides...)
 		if err != nil {
 			t.Errorf("%s=%s: %v", key, set, err)
@@ -286,16 +298,50 @@ func TestEveryDocumentedKeyReachesItsComponent(t *testing.T) {
 	}
 }
 
-// reached returns the value of key in what Build gave the component that
-// uses it.
+// reached returns the value of key in the component that uses it: the
+// trainer's settings in force, the evaluation's report, the rollout pool,
+// the setup the workers read, the refs the loaders were given, the agents'
+// LLMs.
 func reached(b *agentfile.Built, key string) (reflect.Value, bool) {
 	table, rest, _ := strings.Cut(key, ".")
 	switch table {
 	case "train":
-		return lookup(reflect.ValueOf(b.Train), rest)
+		// The trainer's settings in force, read back from its optimizer
+		// and policy.
+		tr, err := trainer.New(b.Setup, b.Train)
+		if err != nil {
+			if rest == "credit" && strings.Contains(err.Error(), `credit = "independent"`) {
+				// The trainer read it, and refused it for this env.
+				return reflect.ValueOf("independent"), true
+			}
+			return reflect.ValueOf(err.Error()), false
+		}
+		defer tr.Close()
+		return lookup(reflect.ValueOf(tr.Config()), rest)
 	case "eval":
-		return lookup(reflect.ValueOf(b.Eval), rest)
+		rep, err := rollout.Evaluate(context.Background(), b.Setup, nil, b.Eval)
+		if err != nil {
+			return reflect.ValueOf(err.Error()), false
+		}
+		switch rest {
+		case "episodes":
+			return reflect.ValueOf(rep.Episodes), true
+		case "seed":
+			return reflect.ValueOf(rep.Seed), true
+		case "sampled":
+			return reflect.ValueOf(rep.Sampled), true
+		case "policies":
+			return reflect.ValueOf(slices.Sorted(maps.Keys(rep.Policies))), true
+		}
 	case "rollout":
+		if rest == "workers" {
+			p, err := rollout.NewPool(&b.Setup)
+			if err != nil {
+				return reflect.ValueOf(err.Error()), false
+			}
+			defer p.Close()
+			return reflect.ValueOf(p.Workers()), true
+		}
 		return lookup(reflect.ValueOf(b.Setup.Rollout), rest)
 	case "budget":
 		return lookup(reflect.ValueOf(b.Setup.Budget), rest)
@@ -338,7 +384,7 @@ func reached(b *agentfile.Built, key string) (reflect.Value, bool) {
 		return reachedLLM(b, rest)
 	case "agents":
 		if rest == "0.llm" && len(b.Setup.Agents) > 0 {
-			return reflect.ValueOf(b.Setup.Agents[0].Model), true
+			return reflect.ValueOf(b.Setup.Agents[0].Config.Model), true
 		}
 	}
 	return reflect.Value{}, false
@@ -356,18 +402,7 @@ func reachedLLM(b *agentfile.Built, key string) (reflect.Value, bool) {
 	if c, ok := a.Backend.(llm.Client); ok {
 		return lookup(reflect.ValueOf(c.Config()), rest)
 	}
-	switch rest {
-	case "model":
-		return reflect.ValueOf(a.Model), true
-	case "max_tokens":
-		return reflect.ValueOf(a.MaxTokens), true
-	case "temperature":
-		return reflect.ValueOf(a.Temperature), true
-	}
-	if s, ok := strings.CutPrefix(rest, "sim."); ok {
-		return lookup(reflect.ValueOf(a.Sim), s)
-	}
-	return reflect.Value{}, false
+	return lookup(reflect.ValueOf(a.Config), rest)
 }
 
 // openaiOnly are the llm keys that configure the openai backend: the test

@@ -2,7 +2,6 @@ package agentfile
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,18 +12,18 @@ import (
 	"github.com/troupe-dev/troupe/core/llm"
 )
 
-func bad(key, format string, args ...any) error {
-	return &Error{Key: key, Msg: fmt.Sprintf(format, args...)}
-}
-
 // Validate checks every value's range and the references between tables.
-// Errors are *Error values naming the key.
+// Errors are *Error values naming the key, and the file and line when c
+// was loaded from a file.
 func (c Config) Validate() error {
-	if _, err := core.ParseSourceRef(c.Env.Source); err != nil {
-		return bad("env.source", "%v", err)
+	bad := func(key, format string, args ...any) error {
+		return c.errorAt(key, fmt.Errorf(format, args...))
 	}
-	if err := nested("env.sandbox", c.Env.Sandbox.Validate()); err != nil {
-		return err
+	if _, err := core.ParseSourceRef(c.Env.Source); err != nil {
+		return c.errorAt("env.source", err)
+	}
+	if err := c.Env.Sandbox.Validate(); err != nil {
+		return c.errorAt("env.sandbox", err)
 	}
 	for i, a := range c.Agents {
 		k := fmt.Sprintf("agents.%d", i)
@@ -40,8 +39,8 @@ func (c Config) Validate() error {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.LLM)) {
-		if err := nested("llm."+name, c.LLM[name].Validate()); err != nil {
-			return err
+		if err := c.LLM[name].Validate(); err != nil {
+			return c.errorAt("llm."+name, err)
 		}
 	}
 	if len(c.Rewards) == 0 {
@@ -50,10 +49,10 @@ func (c Config) Validate() error {
 	for i, r := range c.Rewards {
 		k := fmt.Sprintf("rewards.%d", i)
 		if _, err := core.ParseSourceRef(r.Source); err != nil {
-			return bad(k+".source", "%v", err)
+			return c.errorAt(k+".source", err)
 		}
-		if err := nested(k+".sandbox", r.Sandbox.Validate()); err != nil {
-			return err
+		if err := r.Sandbox.Validate(); err != nil {
+			return c.errorAt(k+".sandbox", err)
 		}
 	}
 	if len(c.Reward.Weights) == 0 {
@@ -68,23 +67,11 @@ func (c Config) Validate() error {
 		{"train", c.Train.Validate()},
 		{"eval", c.Eval.Validate()},
 	} {
-		if err := nested(part.table, part.err); err != nil {
-			return err
+		if part.err != nil {
+			return c.errorAt(part.table, part.err)
 		}
 	}
 	return nil
-}
-
-// nested turns a component's *core.SettingError into an *Error about the
-// key inside table.
-func nested(table string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if se, ok := errors.AsType[*core.SettingError](err); ok {
-		return bad(table+"."+se.Key, "%s", se.Msg)
-	}
-	return bad(table, "%v", err)
 }
 
 // Encode writes the resolved configuration as TOML, with secrets removed:

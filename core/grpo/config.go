@@ -1,7 +1,6 @@
 package grpo
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/troupe-dev/troupe/core"
@@ -68,37 +67,34 @@ func DefaultConfig() Config {
 // Validate reports the first setting that cannot work, as a
 // *core.SettingError naming its key.
 func (c Config) Validate() error {
-	bad := func(key, format string, args ...any) error {
-		return &core.SettingError{Key: key, Msg: fmt.Sprintf(format, args...)}
-	}
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	switch {
 	case !finite(c.LearningRate) || c.LearningRate <= 0 || c.LearningRate > 1:
-		return bad("learning_rate", "must be in (0, 1], got %v", c.LearningRate)
+		return core.NewSettingError("learning_rate", "must be in (0, 1], got %v", c.LearningRate)
 	case !finite(c.Clip) || c.Clip <= 0 || c.Clip >= 1:
-		return bad("clip", "must be in (0, 1), got %v", c.Clip)
+		return core.NewSettingError("clip", "must be in (0, 1), got %v", c.Clip)
 	case !finite(c.ClipHigh) || c.ClipHigh < 0:
-		return bad("clip_high", "must be ≥ 0 (0 = same as clip), got %v", c.ClipHigh)
+		return core.NewSettingError("clip_high", "must be ≥ 0 (0 = same as clip), got %v", c.ClipHigh)
 	case !finite(c.KL) || c.KL < 0:
-		return bad("kl", "must be ≥ 0, got %v", c.KL)
+		return core.NewSettingError("kl", "must be ≥ 0, got %v", c.KL)
 	case !finite(c.Entropy) || c.Entropy < 0:
-		return bad("entropy", "must be ≥ 0, got %v", c.Entropy)
+		return core.NewSettingError("entropy", "must be ≥ 0, got %v", c.Entropy)
 	case !finite(c.MaxGradNorm) || c.MaxGradNorm < 0:
-		return bad("max_grad_norm", "must be ≥ 0 (0 = no clipping), got %v", c.MaxGradNorm)
+		return core.NewSettingError("max_grad_norm", "must be ≥ 0 (0 = no clipping), got %v", c.MaxGradNorm)
 	case c.Epochs < 1:
-		return bad("epochs", "must be at least 1, got %d", c.Epochs)
+		return core.NewSettingError("epochs", "must be at least 1, got %d", c.Epochs)
 	case c.Minibatches < 1:
-		return bad("minibatches", "must be at least 1, got %d", c.Minibatches)
+		return core.NewSettingError("minibatches", "must be at least 1, got %d", c.Minibatches)
 	}
 	switch c.Baseline {
 	case BaselineMean, BaselineRLOO, BaselineMax:
 	default:
-		return bad("baseline", "must be mean, rloo or max, got %q", c.Baseline)
+		return core.NewSettingError("baseline", "must be mean, rloo or max, got %q", c.Baseline)
 	}
 	switch c.Scale {
 	case ScaleGroup, ScaleBatch, ScaleNone:
 	default:
-		return bad("scale", "must be group, batch or none, got %q", c.Scale)
+		return core.NewSettingError("scale", "must be group, batch or none, got %q", c.Scale)
 	}
 	return nil
 }

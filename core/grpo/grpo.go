@@ -109,25 +109,6 @@ func (o *Optimizer) Config() Config { return o.cfg }
 // Policy returns the policy being trained (the one given to NewOptimizer).
 func (o *Optimizer) Policy() *policy.Policy { return o.pol }
 
-// Reference returns the frozen reference policy of the KL term.
-func (o *Optimizer) Reference() *policy.Policy { return o.ref }
-
-// ResetReference makes the current policy the new reference.
-func (o *Optimizer) ResetReference() { o.ref.CopyFrom(o.pol) }
-
-// SetLearningRate changes the learning rate from the next Adam step on
-// (for schedules). It must be positive and finite.
-func (o *Optimizer) SetLearningRate(lr float64) error {
-	if math.IsNaN(lr) || math.IsInf(lr, 0) || lr <= 0 {
-		return fmt.Errorf("grpo: learning_rate must be positive, got %v", lr)
-	}
-	o.cfg.LearningRate = lr
-	return nil
-}
-
-// Steps returns the number of Adam steps taken so far.
-func (o *Optimizer) Steps() int { return o.adam.T }
-
 // validate checks a batch against the policy's shapes.
 func (o *Optimizer) validate(batch []Decision) error {
 	cfg := o.pol.Config()

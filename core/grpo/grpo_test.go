@@ -5,7 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,7 +101,7 @@ func TestLossGradientFiniteDifferences(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		perturb(o.Reference(), 2, 0.4) // π_ref ≠ π_θ so the KL term is live
+		perturb(o.ref, 2, 0.4) // π_ref ≠ π_θ so the KL term is live
 		batch := randomBatch(t, p, 16, 3)
 		// Move LogpOld so that ρ lands well inside or well outside the clip
 		// range: offsets ±0.6 give ρ ≈ 0.55 or 1.8, ±0.05 give ρ ≈ 0.95 or 1.05.
@@ -292,11 +294,11 @@ func TestSaveLoadResumeExact(t *testing.T) {
 		}
 	}
 	eq("policy", p1.Params(), p3.Params())
-	eq("reference", o1.Reference().Params(), o3.Reference().Params())
+	eq("reference", o1.ref.Params(), o3.ref.Params())
 	eq("adam.m", o1.adam.M, o3.adam.M)
 	eq("adam.v", o1.adam.V, o3.adam.V)
-	if o1.Steps() != o3.Steps() || o3.Steps() != 48 {
-		t.Errorf("steps %d vs %d", o1.Steps(), o3.Steps())
+	if o1.adam.T != o3.adam.T || o3.adam.T != 48 {
+		t.Errorf("steps %d vs %d", o1.adam.T, o3.adam.T)
 	}
 }
 
@@ -476,14 +478,17 @@ func Example() {
 	// Output: greedy decision: 1
 }
 
-func TestSetLearningRate(t *testing.T) {
+func TestLearningRate(t *testing.T) {
 	p := newPolicy(t, policy.Config{ObsSize: 1, NumDecisions: 2, NumAgents: 1})
-	o, _ := NewOptimizer(p, DefaultConfig())
-	if err := o.SetLearningRate(0); err == nil {
+	cfg := DefaultConfig()
+	cfg.LearningRate = 0
+	if _, err := NewOptimizer(p, cfg); err == nil {
 		t.Error("lr 0: no error")
 	}
-	if err := o.SetLearningRate(0.5); err != nil || o.Config().LearningRate != 0.5 {
-		t.Errorf("SetLearningRate: %v, config %+v", err, o.Config())
+	cfg.LearningRate = 0.5
+	o, err := NewOptimizer(p, cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
 	// First Adam step moves each parameter with a non-zero gradient by ≈ lr.
 	before := append([]float64(nil), p.Params()...)
@@ -494,5 +499,19 @@ func TestSetLearningRate(t *testing.T) {
 	moved := math.Abs(p.Params()[0] - before[0])
 	if moved < 0.4 {
 		t.Errorf("parameter moved %v after steps with lr 0.5", moved)
+	}
+}
+
+// TestOptimizerMethods keeps the optimizer's exported methods to what the
+// trainer uses (and Policy): the learning rate is a Config setting with
+// its one rule, and the reference policy is frozen for the run.
+func TestOptimizerMethods(t *testing.T) {
+	var got []string
+	typ := reflect.TypeFor[*Optimizer]()
+	for i := range typ.NumMethod() {
+		got = append(got, typ.Method(i).Name)
+	}
+	if want := []string{"Config", "Load", "Policy", "Save", "Update"}; !slices.Equal(got, want) {
+		t.Errorf("exported methods %v, want %v", got, want)
 	}
 }

@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"fmt"
 	"log/slog"
 	"math"
 	"strings"
@@ -73,7 +72,7 @@ type Config struct {
 	// ≥ 0, 0 means one attempt only. Default 5.
 	MaxRetries int `toml:"max_retries"`
 	// Timeout bounds each HTTP attempt (the caller's context still bounds
-	// the whole call); > 0. Default 60s.
+	// the whole call); ≥ 1ms. Default 60s.
 	Timeout time.Duration `toml:"timeout"`
 	// MaxTokens is the max_tokens the runtime gives requests that set
 	// none, ≥ 1. Default 1024.
@@ -120,31 +119,31 @@ func (c Config) Validate() error {
 	switch c.Backend {
 	case BackendSim, BackendOpenAI:
 	default:
-		return settingf("backend", "must be %q or %q, got %q", BackendSim, BackendOpenAI, c.Backend)
+		return core.NewSettingError("backend", "must be %q or %q, got %q", BackendSim, BackendOpenAI, c.Backend)
 	}
 	if c.BaseURL != "" && !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
-		return settingf("base_url", "must start with http:// or https://, got %q", redactURL(c.BaseURL))
+		return core.NewSettingError("base_url", "must start with http:// or https://, got %q", redactURL(c.BaseURL))
 	}
 	switch {
 	case c.MaxConcurrency < 1:
-		return settingf("max_concurrency", "must be at least 1, got %d", c.MaxConcurrency)
+		return core.NewSettingError("max_concurrency", "must be at least 1, got %d", c.MaxConcurrency)
 	case c.RequestsPerMinute < 0:
-		return settingf("requests_per_minute", "must be ≥ 0 (0 = unlimited), got %d", c.RequestsPerMinute)
+		return core.NewSettingError("requests_per_minute", "must be ≥ 0 (0 = unlimited), got %d", c.RequestsPerMinute)
 	case c.TokensPerMinute < 0:
-		return settingf("tokens_per_minute", "must be ≥ 0 (0 = unlimited), got %d", c.TokensPerMinute)
+		return core.NewSettingError("tokens_per_minute", "must be ≥ 0 (0 = unlimited), got %d", c.TokensPerMinute)
 	case c.MaxRetries < 0:
-		return settingf("max_retries", "must be ≥ 0, got %d", c.MaxRetries)
+		return core.NewSettingError("max_retries", "must be ≥ 0, got %d", c.MaxRetries)
 	case c.Timeout < time.Millisecond:
-		return settingf("timeout", "must be at least 1ms, got %s (a bare TOML number is nanoseconds: write a unit, e.g. \"60s\")", c.Timeout)
+		return core.NewSettingError("timeout", "must be at least 1ms, got %s", c.Timeout)
 	case c.MaxTokens < 1:
-		return settingf("max_tokens", "must be at least 1, got %d", c.MaxTokens)
+		return core.NewSettingError("max_tokens", "must be at least 1, got %d", c.MaxTokens)
 	case !(c.Temperature >= 0 && c.Temperature <= 2):
-		return settingf("temperature", "must be in [0, 2], got %g", c.Temperature)
+		return core.NewSettingError("temperature", "must be in [0, 2], got %g", c.Temperature)
 	}
 	switch c.CacheMode {
 	case CacheRecord, CacheReplay, CacheAuto:
 	default:
-		return settingf("cache_mode", "must be record, replay or auto, got %q", c.CacheMode)
+		return core.NewSettingError("cache_mode", "must be record, replay or auto, got %q", c.CacheMode)
 	}
 	if err := c.Sim.Validate(); err != nil {
 		return err.(*core.SettingError).In("sim")
@@ -179,18 +178,14 @@ func (m LatencyModel) Latency(promptTokens, completionTokens int) time.Duration 
 func (m LatencyModel) Validate() error {
 	switch {
 	case m.Base < 0:
-		return settingf("base_latency", "must be ≥ 0, got %s", m.Base)
+		return core.NewSettingError("base_latency", "must be ≥ 0, got %s", m.Base)
 	case !positive(m.PrefillTPS):
-		return settingf("prefill_tps", "must be positive, got %g", m.PrefillTPS)
+		return core.NewSettingError("prefill_tps", "must be positive, got %g", m.PrefillTPS)
 	case !positive(m.DecodeTPS):
-		return settingf("decode_tps", "must be positive, got %g", m.DecodeTPS)
+		return core.NewSettingError("decode_tps", "must be positive, got %g", m.DecodeTPS)
 	}
 	return nil
 }
 
 // positive reports whether x is a finite number above zero.
 func positive(x float64) bool { return x > 0 && !math.IsInf(x, 0) }
-
-func settingf(key, format string, args ...any) error {
-	return &core.SettingError{Key: key, Msg: fmt.Sprintf(format, args...)}
-}

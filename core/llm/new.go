@@ -28,7 +28,7 @@ func New(cfg Config) (Client, error) {
 		return nil, err
 	}
 	if cfg.Backend == BackendSim {
-		return nil, settingf("backend", "the sim backend needs the env: build it with NewSim")
+		return nil, core.NewSettingError("backend", "the sim backend needs the env: build it with NewSim")
 	}
 	if cfg.Cache != "" && cfg.CacheMode == CacheReplay {
 		return cached(offline{Backend: string(cfg.Backend), Model: cfg.Model}, cfg)
@@ -51,7 +51,7 @@ func New(cfg Config) (Client, error) {
 func cached(inner core.LLM, cfg Config) (*recorder, error) {
 	r, err := newRecorder(inner, cfg.Cache, cfg.CacheMode)
 	if err != nil {
-		return nil, &core.SettingError{Key: "cache", Msg: err.Error()}
+		return nil, core.NewSettingError("cache", "%v", err)
 	}
 	r.cfg = cfg
 	return r, nil

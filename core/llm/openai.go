@@ -62,7 +62,7 @@ func newOpenAI(cfg Config) (*openAIClient, error) {
 	baseURL, keyEnv := cmp.Or(cfg.BaseURL, defaultBaseURL), cmp.Or(cfg.APIKeyEnv, defaultAPIKeyEnv)
 	key := os.Getenv(keyEnv)
 	if key == "" && strings.TrimRight(baseURL, "/") == defaultBaseURL {
-		return nil, settingf("api_key_env", "$%s is empty; %s needs an API key (or set base_url to a local server)", keyEnv, defaultBaseURL)
+		return nil, core.NewSettingError("api_key_env", "$%s is empty; %s needs an API key (or set base_url to a local server)", keyEnv, defaultBaseURL)
 	}
 	transport := newTransport(cfg.MaxConcurrency)
 	oc := openai.DefaultConfig(key)

@@ -35,7 +35,7 @@ type Sim struct {
 // nil, gives other tiers their own models.
 func NewSim(s core.Simulator, spec core.EnvSpec, m LatencyModel, tiers map[string]LatencyModel) (*Sim, error) {
 	if s == nil {
-		return nil, fmt.Errorf("sim: env %q has no simulator (it does not implement core.Simulator)", spec.Name)
+		return nil, fmt.Errorf("sim: env %q has no simulator (the env must implement core.Simulator and its spec declare core.CapSimulate)", spec.Name)
 	}
 	if len(spec.Decisions) == 0 {
 		return nil, fmt.Errorf("sim: env %q spec lists no decisions", spec.Name)

@@ -144,7 +144,7 @@ func TestSimErrors(t *testing.T) {
 	if _, err := NewSim(es, simSpec, LatencyModel{}, nil); err == nil || !strings.Contains(err.Error(), "default tier: prefill_tps") {
 		t.Errorf("zero default tier: %v", err)
 	}
-	if _, err := NewSim(nil, simSpec, DefaultConfig().Sim, nil); err == nil || !strings.Contains(err.Error(), "no simulator") {
+	if _, err := NewSim(nil, simSpec, DefaultConfig().Sim, nil); err == nil || !strings.Contains(err.Error(), "no simulator (the env must implement core.Simulator and its spec declare core.CapSimulate)") {
 		t.Errorf("nil simulator: %v", err)
 	}
 }

@@ -24,11 +24,12 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"github.com/troupe-dev/troupe/core"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
+
+	"github.com/troupe-dev/troupe/core"
 )
 
 // MaxParams bounds the number of parameters of a policy (guarding against
@@ -61,7 +62,7 @@ const MaxWidth = 4096
 func CheckHidden(hidden []int) error {
 	for i, h := range hidden {
 		if h < 1 || h > MaxWidth {
-			return &core.SettingError{Key: "hidden", Msg: fmt.Sprintf("layer %d: width must be in [1, %d], got %d", i, MaxWidth, h)}
+			return core.NewSettingError("hidden", "layer %d: width must be in [1, %d], got %d", i, MaxWidth, h)
 		}
 	}
 	return nil

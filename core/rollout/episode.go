@@ -109,11 +109,7 @@ func (w *worker) open() error {
 		}
 		w.isSim[i] = true
 		if sim != nil {
-			m := a.Sim
-			if m == (llm.LatencyModel{}) {
-				m = llm.DefaultConfig().Sim
-			}
-			l, err := llm.NewSim(sim, w.spec, m, nil)
+			l, err := llm.NewSim(sim, w.spec, a.config().Sim, nil)
 			if err != nil {
 				return fmt.Errorf("agent %d: sim LLM: %w", i, err)
 			}
@@ -133,10 +129,7 @@ func (w *worker) maxSteps() int {
 	if w.spec.MaxSteps > 0 {
 		return w.spec.MaxSteps
 	}
-	if w.setup.Rollout.MaxSteps > 0 {
-		return w.setup.Rollout.MaxSteps
-	}
-	return 1000
+	return w.setup.Rollout.stepLimit()
 }
 
 // run plays one episode. A failure of the env or an LLM is returned as a
@@ -360,15 +353,15 @@ func (w *worker) request(agent, decision int, rollout uint64, step int, ownText 
 			{Role: "user", Content: ownText + "\n\nYour decision: " + ds.Name},
 		}
 	}
-	a := w.setup.agentLLM(agent)
+	l := w.setup.agentLLM(agent).config()
 	if req.Model == "" {
-		req.Model = a.Model
+		req.Model = l.Model
 	}
 	if req.MaxTokens == 0 {
-		req.MaxTokens = a.MaxTokens
+		req.MaxTokens = l.MaxTokens
 	}
 	if req.Temperature == 0 {
-		req.Temperature = a.Temperature
+		req.Temperature = l.Temperature
 	}
 	req.Agent, req.Decision, req.Tier = agent, ds.Name, ds.Tier
 	req.Seed = llmSeed(rollout, step, agent)

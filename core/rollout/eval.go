@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/policy"
@@ -24,7 +25,8 @@ type PolicyResult struct {
 	MakespanS float64            `json:"makespan_s"`
 	// Speedup is the mean makespan of the env's reference baseline
 	// (EvalReport.Reference) divided by this policy's, on the same seeds;
-	// 0 when the env names no reference baseline or it was not evaluated.
+	// 0 when there is none: the env names no reference baseline, it was
+	// not evaluated, or a makespan is 0 (WriteTable shows "–").
 	Speedup        float64 `json:"speedup"`
 	Tokens         float64 `json:"tokens"`
 	LLMCalls       float64 `json:"llm_calls"`
@@ -36,6 +38,9 @@ type EvalReport struct {
 	Env      string `json:"env"`
 	Episodes int    `json:"episodes"`
 	Seed     uint64 `json:"seed"`
+	// Sampled says the trained policy sampled its decisions instead of
+	// taking the most likely one.
+	Sampled bool `json:"sampled"`
 	// Backend names the LLM backend(s) behind the results; "sim" means the
 	// offline simulated LLM.
 	Backend string `json:"backend"`
@@ -57,7 +62,10 @@ func Evaluate(ctx context.Context, s Setup, trained *policy.Policy, e Eval) (Eva
 	}
 	spec := s.Env.Spec()
 	if err := e.Validate(); err != nil {
-		return EvalReport{}, fmt.Errorf("eval.%w", err)
+		return EvalReport{}, err.(*core.SettingError).In("eval")
+	}
+	if err := e.CheckPolicies(spec, trained != nil); err != nil {
+		return EvalReport{}, err.(*core.SettingError).In("eval")
 	}
 	names := e.Policies
 	if len(names) == 0 {
@@ -87,7 +95,7 @@ func Evaluate(ctx context.Context, s Setup, trained *policy.Policy, e Eval) (Eva
 		trainedActor = policyActor{p: trained, greedy: !e.Sampled}
 	}
 	rep := EvalReport{
-		Env: spec.Name, Episodes: e.Episodes, Seed: e.Seed, Backend: s.Backend(spec),
+		Env: spec.Name, Episodes: e.Episodes, Seed: e.Seed, Sampled: e.Sampled, Backend: s.Backend(spec),
 		Baselines: spec.Baselines, Reference: spec.ReferenceBaseline, Policies: map[string]PolicyResult{},
 	}
 	for _, name := range names {
@@ -163,6 +171,15 @@ func summarize(results []EpisodeResult) PolicyResult {
 	return r
 }
 
+// SpeedupText formats Speedup for a table: two decimals, or "–" when
+// there is no reference baseline to measure against.
+func (p PolicyResult) SpeedupText() string {
+	if p.Speedup == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", p.Speedup)
+}
+
 // PolicyOrder returns the report's policy names: grpo first, then the
 // env's baselines in the spec's order, then random, then the rest
 // alphabetically.
@@ -194,7 +211,9 @@ func (r EvalReport) PolicyOrder() []string {
 // qualityMetrics are shown in the table when present.
 var qualityMetrics = []string{core.MetricConsistency, core.MetricPassRate, core.MetricReturn}
 
-// WriteTable prints the report as an aligned text table.
+// WriteTable prints the report as an aligned text table. A policy with no
+// speedup (0: the env names no reference baseline, or it was not
+// evaluated) shows "–" for it.
 func (r EvalReport) WriteTable(w io.Writer) {
 	var comps []string
 	seen := map[string]bool{}
@@ -234,13 +253,13 @@ func (r EvalReport) WriteTable(w io.Writer) {
 		for _, q := range qual {
 			row = append(row, fmt.Sprintf("%.4f", p.Metrics[q]))
 		}
-		row = append(row, fmt.Sprintf("%.1f", p.MakespanS), fmt.Sprintf("%.2f", p.Speedup), fmt.Sprintf("%.0f", p.Tokens), fmt.Sprintf("%.1f", p.LLMCalls), fmt.Sprintf("%d", p.FailedEpisodes))
+		row = append(row, fmt.Sprintf("%.1f", p.MakespanS), p.SpeedupText(), fmt.Sprintf("%.0f", p.Tokens), fmt.Sprintf("%.1f", p.LLMCalls), fmt.Sprintf("%d", p.FailedEpisodes))
 		rows = append(rows, row)
 	}
 	widths := make([]int, len(head))
 	for _, row := range rows {
 		for i, c := range row {
-			widths[i] = max(widths[i], len(c))
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
 	for _, row := range rows {

@@ -31,6 +31,9 @@ func NewPool(s *Setup) (*Pool, error) {
 	return newPool(s, s.Rollout.NumWorkers())
 }
 
+// Workers returns the number of workers, each with its own env instance.
+func (p *Pool) Workers() int { return len(p.workers) }
+
 // Close closes the workers' envs.
 func (p *Pool) Close() { p.close() }
 

@@ -17,15 +17,23 @@ import (
 // AgentLLM says how one agent gets its text.
 type AgentLLM struct {
 	// Backend is the agent's LLM. Nil means the offline simulated LLM: the
-	// env's own surrogate (core.Simulator) with the latency model Sim.
+	// env's own surrogate (core.Simulator) with the latency model
+	// Config.Sim.
 	Backend core.LLM
-	// Sim is the latency model of the simulated LLM (when Backend is nil);
-	// the zero value means llm.DefaultConfig().Sim.
-	Sim llm.LatencyModel
-	// Model, MaxTokens and Temperature fill requests that leave them unset.
-	Model       string
-	MaxTokens   int
-	Temperature float64
+	// Config is the agent's [llm.NAME] table: its Model, MaxTokens and
+	// Temperature fill requests that leave them unset, and its Sim is the
+	// latency model of the simulated LLM. The zero value means
+	// llm.DefaultConfig(); anything else must pass Config.Validate.
+	Config llm.Config
+}
+
+// config returns a.Config, with the zero value resolved to
+// llm.DefaultConfig().
+func (a AgentLLM) config() llm.Config {
+	if a.Config == (llm.Config{}) {
+		return llm.DefaultConfig()
+	}
+	return a.Config
 }
 
 // BackendName returns "sim" for the simulated LLM, else the backend's name
@@ -54,9 +62,9 @@ type Budget struct {
 func (b Budget) Validate() error {
 	switch {
 	case b.MaxTokens < 0:
-		return settingf("max_tokens", "must be ≥ 0 (0 = none), got %d", b.MaxTokens)
+		return core.NewSettingError("max_tokens", "must be ≥ 0 (0 = none), got %d", b.MaxTokens)
 	case b.MaxTokensPerAgent < 0:
-		return settingf("max_tokens_per_agent", "must be ≥ 0 (0 = none), got %d", b.MaxTokensPerAgent)
+		return core.NewSettingError("max_tokens_per_agent", "must be ≥ 0 (0 = none), got %d", b.MaxTokensPerAgent)
 	}
 	return nil
 }
@@ -71,18 +79,29 @@ type Config struct {
 	MaxSteps int `toml:"max_steps"`
 }
 
+// defaultMaxSteps is the default of [Config.MaxSteps].
+const defaultMaxSteps = 1000
+
 // DefaultConfig returns the defaults documented on [Config]'s fields.
-func DefaultConfig() Config { return Config{MaxSteps: 1000} }
+func DefaultConfig() Config { return Config{MaxSteps: defaultMaxSteps} }
 
 // Validate reports the first setting that cannot work.
 func (c Config) Validate() error {
 	switch {
 	case c.Workers < 0:
-		return settingf("workers", "must be ≥ 0 (0 = one per CPU), got %d", c.Workers)
+		return core.NewSettingError("workers", "must be ≥ 0 (0 = one per CPU), got %d", c.Workers)
 	case c.MaxSteps < 0:
-		return settingf("max_steps", "must be ≥ 0 (0 = 1000), got %d", c.MaxSteps)
+		return core.NewSettingError("max_steps", "must be ≥ 0 (0 = %d), got %d", defaultMaxSteps, c.MaxSteps)
 	}
 	return nil
+}
+
+// stepLimit returns MaxSteps, with 0 resolved to the default.
+func (c Config) stepLimit() int {
+	if c.MaxSteps > 0 {
+		return c.MaxSteps
+	}
+	return defaultMaxSteps
 }
 
 // NumWorkers returns Workers, with 0 resolved to one per CPU.
@@ -116,13 +135,31 @@ func DefaultEval() Eval { return Eval{Episodes: 100, Seed: 1} }
 // Validate reports the first setting that cannot work.
 func (e Eval) Validate() error {
 	if e.Episodes < 1 {
-		return settingf("episodes", "must be at least 1, got %d", e.Episodes)
+		return core.NewSettingError("episodes", "must be at least 1, got %d", e.Episodes)
 	}
 	return nil
 }
 
-func settingf(key, format string, args ...any) error {
-	return &core.SettingError{Key: key, Msg: fmt.Sprintf(format, args...)}
+// CheckPolicies reports a name in e.Policies that is not a policy of an
+// evaluation of spec's env: "grpo" (only when trained, that is when a
+// trained policy is given), one of spec.Baselines, or "random". Its error
+// is a *core.SettingError with the key "policies".
+func (e Eval) CheckPolicies(spec core.EnvSpec, trained bool) error {
+	var have []string
+	if trained {
+		have = append(have, "grpo")
+	}
+	have = append(append(have, spec.Baselines...), "random")
+	for _, n := range e.Policies {
+		switch {
+		case slices.Contains(have, n):
+		case n == "grpo":
+			return core.NewSettingError("policies", "policy \"grpo\" needs a trained policy, and none is given (have %s)", strings.Join(have, ", "))
+		default:
+			return core.NewSettingError("policies", "no policy %q for env %s (have %s)", n, spec.Name, strings.Join(have, ", "))
+		}
+	}
+	return nil
 }
 
 // Setup is everything a run needs. Treat it as immutable.
@@ -185,10 +222,15 @@ func (s *Setup) Validate() error {
 		return fmt.Errorf("setup: %w", err)
 	}
 	if err := s.Budget.Validate(); err != nil {
-		return fmt.Errorf("setup: budget.%w", err)
+		return fmt.Errorf("setup: %w", err.(*core.SettingError).In("budget"))
 	}
 	if err := s.Rollout.Validate(); err != nil {
-		return fmt.Errorf("setup: rollout.%w", err)
+		return fmt.Errorf("setup: %w", err.(*core.SettingError).In("rollout"))
+	}
+	for i, a := range s.Agents {
+		if err := a.config().Validate(); err != nil {
+			return fmt.Errorf("setup: agent %d: %w", i, err.(*core.SettingError).In("llm"))
+		}
 	}
 	if !needsText(spec) || spec.Capabilities.Has(core.CapSimulate) {
 		return nil
@@ -220,7 +262,7 @@ func CheckRewards(rewards []core.RewardFunc, weights map[string]float64) error {
 	for _, r := range rewards {
 		for _, c := range r.Components() {
 			if other, dup := comps[c]; dup {
-				return &core.SettingError{Key: "rewards", Msg: fmt.Sprintf("component %q is returned by both %s and %s", c, other, r.Name())}
+				return core.NewSettingError("rewards", "component %q is returned by both %s and %s", c, other, r.Name())
 			}
 			comps[c] = r.Name()
 		}
@@ -231,7 +273,7 @@ func CheckRewards(rewards []core.RewardFunc, weights map[string]float64) error {
 			if len(comps) > 0 {
 				have = strings.Join(slices.Sorted(maps.Keys(comps)), ", ")
 			}
-			return &core.SettingError{Key: "reward.weights." + c, Msg: fmt.Sprintf("no reward function returns a component %q (components of the rewards: %s)", c, have)}
+			return core.NewSettingError("reward.weights."+c, "no reward function returns a component %q (components of the rewards: %s)", c, have)
 		}
 	}
 	return nil

@@ -1,7 +1,6 @@
 package trainer
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/troupe-dev/troupe/core"
@@ -67,9 +66,6 @@ func DefaultConfig() Config {
 // Validate reports the first setting that cannot work, as a
 // *core.SettingError naming its key.
 func (c Config) Validate() error {
-	bad := func(key, format string, args ...any) error {
-		return &core.SettingError{Key: key, Msg: fmt.Sprintf(format, args...)}
-	}
 	for _, p := range []struct {
 		key string
 		v   int
@@ -78,16 +74,16 @@ func (c Config) Validate() error {
 		{"group_size", c.GroupSize}, {"checkpoint_every", c.CheckpointEvery},
 	} {
 		if p.v < 1 {
-			return bad(p.key, "must be at least 1, got %d", p.v)
+			return core.NewSettingError(p.key, "must be at least 1, got %d", p.v)
 		}
 	}
 	if math.IsNaN(c.MaxFailureRatio) || c.MaxFailureRatio < 0 || c.MaxFailureRatio > 1 {
-		return bad("max_failure_ratio", "must be in [0, 1], got %v", c.MaxFailureRatio)
+		return core.NewSettingError("max_failure_ratio", "must be in [0, 1], got %v", c.MaxFailureRatio)
 	}
 	switch c.Credit {
 	case CreditJoint, CreditIndependent:
 	default:
-		return bad("credit", "must be joint or independent, got %q", c.Credit)
+		return core.NewSettingError("credit", "must be joint or independent, got %q", c.Credit)
 	}
 	if err := policy.CheckHidden(c.Hidden); err != nil {
 		return err
@@ -96,7 +92,7 @@ func (c Config) Validate() error {
 		return err
 	}
 	if c.Baseline == grpo.BaselineRLOO && c.GroupSize < 2 {
-		return bad("group_size", "the rloo baseline needs at least 2 rollouts per group, got %d", c.GroupSize)
+		return core.NewSettingError("group_size", "the rloo baseline needs at least 2 rollouts per group, got %d", c.GroupSize)
 	}
 	return nil
 }

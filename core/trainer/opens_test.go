@@ -51,7 +51,7 @@ func (e *teamEnv) Step(a []core.Action) (core.StepResult, error) {
 }
 
 func (e *teamEnv) State() []float64 { return nil }
-func (e *teamEnv) Close() error     { return nil }
+func (e *teamEnv) Close() error     { closes.Add(1); return nil }
 
 func (e *teamEnv) Simulate(agent, _ int, _ core.ChatRequest, rng *rand.Rand) (core.SimCompletion, error) {
 	return core.SimCompletion{Text: fmt.Sprintf("agent %d: %d", agent, rng.IntN(9)), CompletionTokens: 3}, nil
@@ -65,8 +65,9 @@ func (allWrite) Act(obs []core.Observation) ([]int, error) {
 	return []int{1, 1, 1, 1, 1}, nil
 }
 
-// opens counts the team envs made, by any path.
-var opens atomic.Int64
+// opens counts the team envs made, by any path, and closes their Close
+// calls.
+var opens, closes atomic.Int64
 
 func newTeam(map[string]any) (core.Env, error) {
 	opens.Add(1)
@@ -87,8 +88,10 @@ func init() {
 }
 
 // Building a trainer and evaluating open the env once per worker each:
-// the spec comes from the source, and the optional interfaces from the
-// spec, not from instances opened to look at.
+// the spec comes from the source, the optional interfaces from the spec,
+// and the env the source made at load to check its params is the first
+// worker's, so a W-worker trainer built from an agentfile makes W envs,
+// not W+1.
 func TestEnvOpenedOncePerWorker(t *testing.T) {
 	ctx := context.Background()
 	for _, workers := range []int{1, 3} {
@@ -120,7 +123,6 @@ workers = %d
 			if n := opens.Load(); n != 1 {
 				t.Fatalf("loading and building opened the env %d times, want 1 (the load-time check)", n)
 			}
-			opens.Store(0)
 			tr, err := trainer.New(built.Setup, built.Train)
 			if err != nil {
 				t.Fatal(err)
@@ -130,7 +132,7 @@ workers = %d
 				t.Fatal(err)
 			}
 			if n := opens.Load(); n != int64(workers) {
-				t.Fatalf("trainer.New and a step opened the env %d times, want %d (one per worker)", n, workers)
+				t.Fatalf("loading, building, trainer.New and a step opened the env %d times, want %d (one per worker, the first being the load-time one)", n, workers)
 			}
 			opens.Store(0)
 			rep, err := rollout.Evaluate(ctx, built.Setup, tr.Policy(), rollout.Eval{Episodes: 4, Seed: 1})
@@ -144,5 +146,27 @@ workers = %d
 				t.Fatalf("baseline all_write: reward %v, speedup %v, reference %q; want 5, 1, all_write", got.Reward, got.Speedup, rep.Reference)
 			}
 		})
+	}
+}
+
+// Closing a trainer twice closes each worker's env once: a caller may end
+// the workers before an evaluation and still defer Close.
+func TestTrainerCloseTwice(t *testing.T) {
+	src, err := core.NewEnvSource(newTeam, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	setup := rollout.Setup{Name: "team", Env: src, Rewards: []core.RewardFunc{returnReward{}},
+		Weights: map[string]float64{"return": 1}, Rollout: rollout.Config{Workers: 2}, Seed: 1}
+	tr, err := trainer.New(setup, trainer.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	closes.Store(0)
+	tr.Close()
+	tr.Close()
+	if n := closes.Load(); n != 2 {
+		t.Fatalf("closing a 2-worker trainer twice closed envs %d times, want 2", n)
 	}
 }

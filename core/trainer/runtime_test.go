@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -231,6 +232,12 @@ func TestSetupValidation(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New: err = %v, want it to contain %q", err, c.want)
 		}
+		// The error is the component's *core.SettingError, its key
+		// nested in the table.
+		key, _, _ := strings.Cut(c.want, ":")
+		if se, ok := errors.AsType[*core.SettingError](err); !ok || se.Key != key {
+			t.Errorf("New: err = %v, want a *core.SettingError with key %s", err, key)
+		}
 	}
 }
 
@@ -310,3 +317,15 @@ type truncSource struct{}
 func (truncSource) Spec() core.EnvSpec      { return truncatingToy{newToy()}.Spec() }
 func (truncSource) Open() (core.Env, error) { return truncatingToy{newToy()}, nil }
 func (truncSource) Close() error            { return nil }
+
+func TestStepAfterCloseIsAnError(t *testing.T) {
+	s := toySetup(1)
+	tr, err := New(s.Setup, s.Train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Close()
+	if _, _, err := tr.Step(context.Background()); err == nil || !strings.Contains(err.Error(), "after Close") {
+		t.Fatalf("Step after Close: %v", err)
+	}
+}

@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/troupe-dev/troupe/core/rollout"
 	"os"
 	"path/filepath"
 
 	"github.com/troupe-dev/troupe/core/llm"
+	"github.com/troupe-dev/troupe/core/rollout"
 )
 
 // LLMSamplesFile is the run-directory file that keeps every real LLM call

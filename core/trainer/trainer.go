@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -66,7 +67,7 @@ type Trainer struct {
 // New opens the rollout workers and a fresh policy for the env of s.
 func New(s rollout.Setup, cfg Config) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("setup: train.%w", err)
+		return nil, fmt.Errorf("setup: %w", err.(*core.SettingError).In("train"))
 	}
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -97,6 +98,17 @@ func New(s rollout.Setup, cfg Config) (*Trainer, error) {
 // simulated LLM, "none" when no decision needs text).
 func (t *Trainer) Backend() string { return t.backend }
 
+// Config returns the settings in force: those given to New, with the
+// optimizer's and the policy's read back from the optimizer and the policy
+// themselves.
+func (t *Trainer) Config() Config {
+	c := t.cfg
+	c.Config = t.opt.Config()
+	pc := t.pol.Config()
+	c.Hidden, c.SharePolicy = slices.Clone(pc.Hidden), pc.Shared
+	return c
+}
+
 // Spec returns the env's spec.
 func (t *Trainer) Spec() core.EnvSpec { return t.spec }
 
@@ -106,8 +118,15 @@ func (t *Trainer) Policy() *policy.Policy { return t.pol }
 // Iteration returns the number of completed iterations.
 func (t *Trainer) Iteration() int { return t.iter }
 
-// Close ends the workers.
-func (t *Trainer) Close() { t.pool.Close() }
+// Close ends the workers; the trainer cannot step after it. Closing again
+// does nothing, so a caller may close the workers early (to free their envs
+// before an evaluation) and still defer Close.
+func (t *Trainer) Close() {
+	if t.pool != nil {
+		t.pool.Close()
+		t.pool = nil
+	}
+}
 
 // Step runs one GRPO iteration and returns its statistics and episodes:
 //
@@ -120,6 +139,9 @@ func (t *Trainer) Close() { t.pool.Close() }
 //     Epochs passes of Minibatches Adam steps ([grpo.Optimizer.Update]);
 //  5. stats: one line of metrics.jsonl.
 func (t *Trainer) Step(ctx context.Context) (IterationStats, []rollout.EpisodeResult, error) {
+	if t.pool == nil {
+		return IterationStats{}, nil, errors.New("trainer: Step after Close")
+	}
 	began := time.Now()
 	T, G := t.cfg.TasksPerIteration, t.cfg.GroupSize
 

@@ -1,6 +1,7 @@
 package grpcplugin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -8,10 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/envtest"
+	"github.com/troupe-dev/troupe/envs/lbf"
 	"github.com/troupe-dev/troupe/internal/testenv"
 	"github.com/troupe-dev/troupe/internal/testplugins/grpc/counter"
+	pb "github.com/troupe-dev/troupe/plugins/grpc/proto"
 )
 
 // The spec of the env Open returns declares exactly the optional
@@ -169,5 +175,41 @@ func TestPluginEncodingFailureKeepsProcess(t *testing.T) {
 	}
 	if _, err := env.Step(joint(0, 0)); err != nil {
 		t.Fatalf("Step after the failure: %v", err)
+	}
+}
+
+// undeclaredPrompter is the counter env with core.CapPrompt left out of
+// its spec: it implements core.Prompter without declaring it.
+type undeclaredPrompter struct{ *counter.Env }
+
+func (e undeclaredPrompter) Spec() core.EnvSpec {
+	s := e.Env.Spec()
+	s.Capabilities &^= core.CapPrompt
+	return s
+}
+
+// The serve kit refuses to open a Go env that implements an optional
+// interface without declaring it, naming the interface and the capability,
+// instead of serving it without its prompts; a call of an interface the
+// env does not declare says so.
+func TestServeUndeclaredInterface(t *testing.T) {
+	ctx := context.Background()
+	s := &envServer{factory: func(p map[string]any) (core.Env, error) {
+		e, err := counter.New(p)
+		return undeclaredPrompter{e}, err
+	}}
+	_, err := s.Open(ctx, &pb.OpenRequest{})
+	want := "env counter implements core.Prompter but its spec does not declare core.CapPrompt; add it to EnvSpec.Capabilities"
+	if status.Code(err) != codes.Unknown || status.Convert(err).Message() != want {
+		t.Fatalf("Open: %v; want code Unknown and %q", err, want)
+	}
+	s = &envServer{factory: func(p map[string]any) (core.Env, error) { return lbf.New(p) }}
+	if _, err := s.Open(ctx, &pb.OpenRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Prompt(ctx, &pb.PromptRequest{})
+	want = "the env's spec does not declare core.CapPrompt (core.Prompter)"
+	if status.Code(err) != codes.Unimplemented || status.Convert(err).Message() != want {
+		t.Fatalf("Prompt: %v; want code Unimplemented and %q", err, want)
 	}
 }

@@ -100,8 +100,8 @@ func newPluginConfig(kind string, ref core.SourceRef, logger *slog.Logger) (*plu
 		callTimeout: ref.Sandbox.CallTimeout,
 		logger:      logger,
 	}
-	if c.callTimeout < 0 {
-		return nil, fmt.Errorf("%s: negative call timeout %v", label, c.callTimeout)
+	if err := ref.Sandbox.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", label, err.(*core.SettingError).In("sandbox"))
 	}
 	if c.callTimeout == 0 {
 		c.callTimeout = DefaultCallTimeout

@@ -90,7 +90,7 @@ func (s *envServer) Open(_ context.Context, req *pb.OpenRequest) (_ *pb.OpenRepl
 		return nil, appError(errors.New("env factory returned a nil env and no error"))
 	}
 	es := env.Spec()
-	if err := core.CheckCapabilities(env); err != nil {
+	if err := errors.Join(core.CheckCapabilities(env), core.CheckUndeclared(env)); err != nil {
 		_ = env.Close()
 		return nil, appError(err)
 	}
@@ -165,7 +165,7 @@ func (s *envServer) Truncate(context.Context, *pb.TruncateRequest) (_ *pb.StepRe
 	}
 	t, ok := core.TruncaterOf(env)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "env does not implement core.Truncater")
+		return nil, status.Error(codes.Unimplemented, "the env's spec does not declare core.CapTruncate (core.Truncater)")
 	}
 	r, err := t.Truncate()
 	if err != nil {
@@ -184,7 +184,7 @@ func (s *envServer) Prompt(_ context.Context, req *pb.PromptRequest) (_ *pb.Prom
 	}
 	p, ok := core.PrompterOf(env)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "env does not implement core.Prompter")
+		return nil, status.Error(codes.Unimplemented, "the env's spec does not declare core.CapPrompt (core.Prompter)")
 	}
 	agent, decision, err := s.agentDecision(env, req.GetAgent(), req.GetDecision())
 	if err != nil {
@@ -225,7 +225,7 @@ func (s *envServer) Simulate(_ context.Context, req *pb.SimulateRequest) (_ *pb.
 	}
 	sim, ok := core.SimulatorOf(env)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "env does not implement core.Simulator")
+		return nil, status.Error(codes.Unimplemented, "the env's spec does not declare core.CapSimulate (core.Simulator)")
 	}
 	agent, decision, err := s.agentDecision(env, req.GetAgent(), req.GetDecision())
 	if err != nil {
@@ -252,7 +252,7 @@ func (s *envServer) Act(_ context.Context, req *pb.ActRequest) (_ *pb.ActReply, 
 	}
 	bp, ok := core.BaselineProviderOf(env)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "env does not implement core.BaselineProvider")
+		return nil, status.Error(codes.Unimplemented, "the env's spec does not declare core.CapBaseline (core.BaselineProvider)")
 	}
 	b := s.baselines[req.GetBaseline()]
 	if b == nil {

@@ -86,13 +86,13 @@ func (l *Loader) compile(ctx context.Context, ref core.SourceRef) (*module, erro
 		return nil, err
 	}
 	m := &module{name: filepath.Base(ref.Path), path: ref.Path, size: int64(len(bin)), roDirs: ref.Sandbox.ReadOnlyDirs}
+	if err := ref.Sandbox.Validate(); err != nil {
+		return nil, fmt.Errorf("wasm module %s: %w", m.name, err.(*core.SettingError).In("sandbox"))
+	}
 	m.sha256 = sha256hex(bin)
 	m.memMiB = ref.Sandbox.MemoryLimitMiB
-	switch {
-	case m.memMiB == 0:
+	if m.memMiB == 0 {
 		m.memMiB = DefaultMemoryLimitMiB
-	case m.memMiB < 0 || m.memMiB > 4096:
-		return nil, fmt.Errorf("wasm module %s: sandbox memory limit %d MiB: want 1..4096", m.name, m.memMiB)
 	}
 	m.timeout = ref.Sandbox.CallTimeout
 	if m.timeout == 0 {

@@ -21,8 +21,10 @@
 // The env may also implement [core.Truncater], [core.Prompter],
 // [core.Simulator] and [core.BaselineProvider] and declare them in its
 // spec's Capabilities, as it would in-process; the kit advertises the
-// declared capabilities and the host exposes them (a declared capability
-// the env does not implement fails open). Simulate receives a
+// declared capabilities and the host exposes them. A declared capability
+// the env does not implement fails open, and so does an optional interface
+// the env implements without declaring it ([core.CheckUndeclared]).
+// Simulate receives a
 // generator seeded from a value the host draws from its own generator, so
 // runs are reproducible, but the random stream differs from the one the same
 // env sees in-process.
@@ -191,7 +193,7 @@ func (s *server) open(kind, n int) (ret int32) {
 				env.Close()
 				return s.fail(wasmabi.CodeFailed, err)
 			}
-			if err := core.CheckCapabilities(env); err != nil {
+			if err := errors.Join(core.CheckCapabilities(env), core.CheckUndeclared(env)); err != nil {
 				env.Close()
 				return s.fail(wasmabi.CodeFailed, err)
 			}
@@ -292,7 +294,7 @@ func (s *server) truncate() (ret int32) {
 	}
 	t, ok := core.TruncaterOf(s.env)
 	if !ok {
-		return s.fail(wasmabi.CodeUnsupported, errors.New("truncate: the env does not implement core.Truncater"))
+		return s.fail(wasmabi.CodeUnsupported, errors.New("truncate: the env's spec does not declare core.CapTruncate (core.Truncater)"))
 	}
 	res, err := t.Truncate()
 	if err != nil {
@@ -308,7 +310,7 @@ func (s *server) prompt(agent, decision int) (ret int32) {
 	}
 	p, ok := core.PrompterOf(s.env)
 	if !ok {
-		return s.fail(wasmabi.CodeUnsupported, errors.New("prompt: the env does not implement core.Prompter"))
+		return s.fail(wasmabi.CodeUnsupported, errors.New("prompt: the env's spec does not declare core.CapPrompt (core.Prompter)"))
 	}
 	js, err := json.Marshal(p.Prompt(agent, decision))
 	if err != nil {
@@ -324,7 +326,7 @@ func (s *server) simulate(n int) (ret int32) {
 	}
 	sim, ok := core.SimulatorOf(s.env)
 	if !ok {
-		return s.fail(wasmabi.CodeUnsupported, errors.New("simulate: the env does not implement core.Simulator"))
+		return s.fail(wasmabi.CodeUnsupported, errors.New("simulate: the env's spec does not declare core.CapSimulate (core.Simulator)"))
 	}
 	in, ok := s.input(n)
 	if !ok {
@@ -353,7 +355,7 @@ func (s *server) baseline(n int) (ret int32) {
 	}
 	bp, ok := core.BaselineProviderOf(s.env)
 	if !ok {
-		return s.fail(wasmabi.CodeUnsupported, errors.New("baseline: the env does not implement core.BaselineProvider"))
+		return s.fail(wasmabi.CodeUnsupported, errors.New("baseline: the env's spec does not declare core.CapBaseline (core.BaselineProvider)"))
 	}
 	in, ok := s.input(n)
 	if !ok {

@@ -134,8 +134,8 @@ func TestEnvLifecycle(t *testing.T) {
 	if st, err := wasmabi.DecodeFloats(s.buf[:n], 2); err != nil || st[0] != 5 {
 		t.Fatalf("state %v %v", st, err)
 	}
-	if s.truncate() != wasmabi.CodeUnsupported {
-		t.Fatal("truncate of an env without Truncater")
+	if r := s.truncate(); r != wasmabi.CodeUnsupported || errMsg(s) != "truncate: the env's spec does not declare core.CapTruncate (core.Truncater)" {
+		t.Fatalf("truncate of an env without Truncater: %d %q", r, errMsg(s))
 	}
 	if s.close() != 0 || s.env != nil {
 		t.Fatal("close")
@@ -224,6 +224,28 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if r := s.open(openEnv, 1<<30); r != wasmabi.CodeBadInput {
 		t.Fatalf("params beyond the buffer: %d", r)
+	}
+}
+
+// truncatingEnv implements core.Truncater, which its spec (fakeEnv's)
+// does not declare.
+type truncatingEnv struct{ *fakeEnv }
+
+func (truncatingEnv) Truncate() (core.StepResult, error) { return core.StepResult{}, nil }
+
+// An env that implements an optional interface without declaring it fails
+// open, naming the interface and the capability to declare, instead of
+// losing the interface silently.
+func TestOpenUndeclaredInterface(t *testing.T) {
+	s := newServer()
+	s.envFactory = func(map[string]any) (core.Env, error) { return truncatingEnv{&fakeEnv{}}, nil }
+	r := s.open(openEnv, 0)
+	want := "env fake implements core.Truncater but its spec does not declare core.CapTruncate; add it to EnvSpec.Capabilities"
+	if r != wasmabi.CodeFailed || errMsg(s) != want {
+		t.Fatalf("open: %d %q; want %d %q", r, errMsg(s), wasmabi.CodeFailed, want)
+	}
+	if s.env != nil {
+		t.Fatal("the refused env stays open")
 	}
 }
 

@@ -78,8 +78,10 @@ func New(params map[string]any) (core.Env, error) {
 		Metrics:   []string{"makespan_s", "reference_makespan_s", "tokens", "reference_tokens", "coverage"},
 		Baselines: []string{"sop"},
 		MaxSteps:  p.MaxSteps,
-		// Declared for in-process use; the guest kit declares to the host
-		// what the env implements.
+		// Every optional interface the env implements, declared: the
+		// runtime uses only declared ones, in-process and as a plugin (the
+		// guest kit advertises exactly these to the host), and a Go env
+		// that implements one without declaring it fails to load.
 		Capabilities: core.CapTruncate | core.CapPrompt | core.CapSimulate | core.CapBaseline,
 	}
 	for i := range p.Agents {

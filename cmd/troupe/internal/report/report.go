@@ -168,7 +168,7 @@ func Markdown(project string, stats []trainer.IterationStats, eval *rollout.Eval
 			for _, m := range mets {
 				row = append(row, fmt.Sprintf("%.4g", p.Metrics[m]))
 			}
-			row = append(row, fmt.Sprintf("%.1f", p.MakespanS), fmt.Sprintf("%.2f", p.Speedup), fmt.Sprintf("%.0f", p.Tokens), fmt.Sprintf("%.1f", p.LLMCalls), fmt.Sprintf("%d", p.FailedEpisodes))
+			row = append(row, fmt.Sprintf("%.1f", p.MakespanS), p.SpeedupText(), fmt.Sprintf("%.0f", p.Tokens), fmt.Sprintf("%.1f", p.LLMCalls), fmt.Sprintf("%d", p.FailedEpisodes))
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
 		}
 		if eval.Reference != "" {

@@ -66,8 +66,8 @@ func (c *Env) Spec() core.EnvSpec {
 		// Carried by the spec JSON: the conformance test compares it.
 		ReferenceBaseline: "ones",
 		MaxSteps:          c.p.Steps,
-		// Declared for in-process use; the serve kit tells the host what
-		// the env implements.
+		// Every optional interface the env implements: the serve kit
+		// advertises exactly these to the host.
 		Capabilities: core.CapTruncate | core.CapPrompt | core.CapSimulate | core.CapBaseline,
 	}
 }

@@ -1,0 +1,69 @@
+package core_test
+
+import (
+	"testing"
+
+	"github.com/troupe-dev/troupe/core"
+)
+
+// countedEnv records what was done to it.
+type countedEnv struct {
+	simEnv
+	resets, closes int
+}
+
+func (e *countedEnv) Reset(uint64) ([]core.Observation, error) { e.resets++; return nil, nil }
+func (e *countedEnv) Close() error                             { e.closes++; return nil }
+
+// A built-in source keeps the env it made at load, never reset, for the
+// first Open, so W workers make W envs; Close closes it if no Open took it.
+func TestNewEnvSourceHandsOutTheLoadedEnv(t *testing.T) {
+	var made []*countedEnv
+	f := func(map[string]any) (core.Env, error) {
+		e := &countedEnv{simEnv: simEnv{caps: core.CapSimulate}}
+		made = append(made, e)
+		return e, nil
+	}
+	src, err := core.NewEnvSource(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(made) != 1 || made[0].resets != 0 || made[0].closes != 0 {
+		t.Fatalf("loading made %d envs (first reset %d, closed %d times); want 1, untouched", len(made), made[0].resets, made[0].closes)
+	}
+	first, err := src.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(made) != 1 || first != core.Env(made[0]) {
+		t.Fatalf("the first Open made a new env (%d in all); want the one made at load", len(made))
+	}
+	second, err := src.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(made) != 2 || second != core.Env(made[1]) {
+		t.Fatalf("the second Open: %d envs made; want a new one", len(made))
+	}
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if made[0].closes != 0 || made[1].closes != 0 {
+		t.Errorf("the source's Close closed envs an Open handed out (%d, %d)", made[0].closes, made[1].closes)
+	}
+
+	made = nil
+	src, err = core.NewEnvSource(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(made) != 1 || made[0].closes != 1 {
+		t.Fatalf("closing a source never opened: %d envs made, the first closed %d times; want 1, 1", len(made), made[0].closes)
+	}
+	if _, err := src.Open(); err != nil || len(made) != 2 {
+		t.Fatalf("Open after Close handed out the closed env (%d made, %v)", len(made), err)
+	}
+}
