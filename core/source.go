@@ -47,7 +47,8 @@ type Sandbox struct {
 	// 0 (the default) means the loader's default.
 	MemoryLimitMiB int `toml:"memory_limit_mib"`
 	// CallTimeout bounds one call into the plugin: 0 (the default) means
-	// the loader's default, else at least 1ms.
+	// the loader's default, a negative value no limit at all (for trusted
+	// plugins whose calls may run long), else at least 1ms.
 	CallTimeout time.Duration `toml:"call_timeout"`
 	// ReadOnlyDirs are host directories mounted read-only at the same
 	// path (Wasm only). Default none.
@@ -60,10 +61,8 @@ func (s Sandbox) Validate() error {
 	switch {
 	case s.MemoryLimitMiB < 0 || s.MemoryLimitMiB > 4096:
 		return NewSettingError("memory_limit_mib", "must be in [0, 4096] (0 = default), got %d", s.MemoryLimitMiB)
-	case s.CallTimeout < 0:
-		return NewSettingError("call_timeout", "must be ≥ 0 (0 = default), got %s", s.CallTimeout)
 	case s.CallTimeout > 0 && s.CallTimeout < time.Millisecond:
-		return NewSettingError("call_timeout", "must be 0 (the default) or at least 1ms, got %s", s.CallTimeout)
+		return NewSettingError("call_timeout", "must be 0 (the default), negative (no limit) or at least 1ms, got %s", s.CallTimeout)
 	}
 	return nil
 }

@@ -444,8 +444,12 @@ func openFailure(p *process, what, kit string, err error) error {
 	return err
 }
 
-// callContext bounds one call by the call timeout.
+// callContext bounds one call by the call timeout (none when it is
+// negative).
 func (p *process) callContext() (context.Context, context.CancelFunc) {
+	if p.cfg.callTimeout < 0 {
+		return context.WithCancel(context.Background())
+	}
 	return context.WithTimeout(context.Background(), p.cfg.callTimeout)
 }
 

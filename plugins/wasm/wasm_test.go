@@ -201,7 +201,7 @@ func TestLoadErrors(t *testing.T) {
 		{core.SourceRef{Path: mod("fault_none.wasm"), SHA256: strings.Repeat("0", 64)}, "the agentfile pins 0000"},
 		{core.SourceRef{Path: mod("fault_badspec.wasm")}, `wasm module fault_badspec.wasm: open: malformed spec JSON`},
 		{core.SourceRef{Path: mod("fault_none.wasm"), Sandbox: core.Sandbox{MemoryLimitMiB: -1}}, "wasm module fault_none.wasm: sandbox.memory_limit_mib: must be in [0, 4096] (0 = default), got -1"},
-		{core.SourceRef{Path: mod("fault_none.wasm"), Sandbox: core.Sandbox{CallTimeout: -time.Second}}, "wasm module fault_none.wasm: sandbox.call_timeout: must be ≥ 0 (0 = default), got -1s"},
+		{core.SourceRef{Path: mod("fault_none.wasm"), Sandbox: core.Sandbox{CallTimeout: time.Microsecond}}, "wasm module fault_none.wasm: sandbox.call_timeout: must be 0 (the default), negative (no limit) or at least 1ms, got 1µs"},
 		{core.SourceRef{Path: mod("faultgo.wasm"), Params: map[string]any{"bogus": 1}}, `params: unknown key "bogus"`},
 		{core.SourceRef{Path: mod("faultgo.wasm"), Params: map[string]any{"fault": "initloop"}, Sandbox: core.Sandbox{CallTimeout: 200 * time.Millisecond}}, "open: timed out after 200ms"},
 	} {
