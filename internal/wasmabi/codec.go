@@ -499,9 +499,13 @@ func AppendStepResult(b []byte, res *core.StepResult, sh Shape) ([]byte, error) 
 	}
 	b = AppendMetrics(b, res.Metrics)
 	b = AppendU32(b, uint32(len(res.Artifacts)))
-	for _, k := range slices.Sorted(maps.Keys(res.Artifacts)) {
-		b = AppendStr(b, k)
-		b = AppendRaw(b, res.Artifacts[k])
+	// Most steps carry no artifacts: skip the key sort, whose iterator
+	// allocates, and a Go guest's allocations are its dearest work.
+	if len(res.Artifacts) > 0 {
+		for _, k := range slices.Sorted(maps.Keys(res.Artifacts)) {
+			b = AppendStr(b, k)
+			b = AppendRaw(b, res.Artifacts[k])
+		}
 	}
 	return b, nil
 }
