@@ -49,8 +49,10 @@
 // [Sim] ([BackendSim]) is the offline simulated LLM: the text is the env's
 // own surrogate (core.Simulator), drawn with rand.NewPCG(req.Seed,
 // constant) so the same request gives the same text, and the latency is
-// virtual, from a [LatencyModel] per tier (Base + prompt tokens ÷
-// PrefillTPS + completion tokens ÷ DecodeTPS; default 0.8 s, 2000, 40).
+// virtual, from a [LatencyModel] (Base + prompt tokens ÷ PrefillTPS +
+// completion tokens ÷ DecodeTPS; default 0.8 s, 2000, 40). [NewSim] can
+// give a decision's core.DecisionSpec.Tier its own model; the runtime
+// gives every tier the agent's [llm.NAME.sim] model.
 // Chat never sleeps. Every completion is labelled Backend "sim".
 //
 // Token budgets are not a backend's business: the runtime sums each
