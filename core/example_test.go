@@ -69,6 +69,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
+	defer src.Close()
 	setup := rollout.Setup{
 		Name:    "meet",
 		Env:     src,

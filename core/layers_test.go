@@ -71,6 +71,9 @@ func forbidden(pkg, dep string, rank map[string]int) string {
 			return "core imports nothing of " + room(dep) + "/"
 		}
 		if strings.HasPrefix(dep, "internal/") {
+			if pkg == "core" {
+				return "the API imports nothing of troupe, internal helpers included"
+			}
 			return ""
 		}
 		rp, okp := rank[pkg]
@@ -110,6 +113,7 @@ func TestForbiddenImports(t *testing.T) {
 		{"core", "core/llm", true},
 		{"core/llm", "envs/writing", true},
 		{"core/policy", "internal/atomicfile", false},
+		{"core", "internal/atomicfile", true},
 		{"envs/writing", "rewards/consistency", true},
 		{"rewards", "envs/coding", true},
 		{"plugins/wasm", "envs/lbf", true},

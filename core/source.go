@@ -74,7 +74,8 @@ type EnvSource interface {
 	Spec() EnvSpec
 	// Open returns a fresh instance.
 	Open() (Env, error)
-	// Close releases what the source holds (compiled modules, processes).
+	// Close releases what the source holds (compiled modules, processes);
+	// Open after Close is an error.
 	Close() error
 }
 
@@ -178,13 +179,20 @@ type factorySource struct {
 	params map[string]any
 	spec   EnvSpec
 
-	mu    sync.Mutex
-	first Env // the env made by NewEnvSource, until an Open or Close takes it
+	mu     sync.Mutex
+	first  Env // the env made by NewEnvSource, until an Open or Close takes it
+	closed bool
 }
 
 func (s *factorySource) Spec() EnvSpec { return s.spec }
 
 func (s *factorySource) Open() (Env, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("env %s: the source is closed", s.spec.Name)
+	}
 	if e := s.takeFirst(); e != nil {
 		return e, nil
 	}
@@ -192,6 +200,9 @@ func (s *factorySource) Open() (Env, error) {
 }
 
 func (s *factorySource) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	if e := s.takeFirst(); e != nil {
 		return e.Close()
 	}

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/troupe-dev/troupe/core"
@@ -63,7 +64,24 @@ func TestNewEnvSourceHandsOutTheLoadedEnv(t *testing.T) {
 	if len(made) != 1 || made[0].closes != 1 {
 		t.Fatalf("closing a source never opened: %d envs made, the first closed %d times; want 1, 1", len(made), made[0].closes)
 	}
-	if _, err := src.Open(); err != nil || len(made) != 2 {
-		t.Fatalf("Open after Close handed out the closed env (%d made, %v)", len(made), err)
+	if e, err := src.Open(); err == nil || len(made) != 1 {
+		t.Fatalf("Open after Close: %v, %v (%d made); want an error and no env", e, err, len(made))
+	}
+}
+
+// Open after Close is an error for a built-in source, as for the plugin
+// hosts' sources.
+func TestOpenAfterCloseIsAnError(t *testing.T) {
+	src, err := core.NewEnvSource(func(map[string]any) (core.Env, error) {
+		return &countedEnv{simEnv: simEnv{caps: core.CapSimulate}}, nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := src.Open(); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("Open after Close: %v, %v", e, err)
 	}
 }

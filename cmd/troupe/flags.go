@@ -26,9 +26,6 @@ func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 type projectFlags struct {
 	file string
 	sets setFlags
-	// runConfig says file is the config.toml of a run directory (read by
-	// agentfile.LoadRunConfig).
-	runConfig bool
 }
 
 func (p *projectFlags) register(fs *flag.FlagSet) {
@@ -36,16 +33,12 @@ func (p *projectFlags) register(fs *flag.FlagSet) {
 	fs.Var(&p.sets, "set", "override a dotted key, e.g. --set reward.weights.speed=0.5 (repeatable)")
 }
 
-// load reads the project file; errors are printed and mapped to exit 2.
+// load reads the project file, or a run directory's config.toml (whose
+// keys that have since moved are read with a warning); errors are printed
+// and mapped to exit 2.
 func (p *projectFlags) load(stderr io.Writer) (agentfile.Config, bool) {
-	var cfg agentfile.Config
-	var err error
-	if p.runConfig {
-		warn := func(msg string) { fmt.Fprintf(stderr, "troupe: %s\n", msg) }
-		cfg, err = agentfile.LoadRunConfig(p.file, warn, p.sets...)
-	} else {
-		cfg, err = agentfile.Load(p.file, p.sets...)
-	}
+	warn := func(msg string) { fmt.Fprintf(stderr, "troupe: %s\n", msg) }
+	cfg, err := agentfile.LoadWithWarnings(p.file, warn, p.sets...)
 	if err != nil {
 		fmt.Fprintf(stderr, "troupe: %v\n", err)
 		return cfg, false

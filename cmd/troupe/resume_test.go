@@ -10,6 +10,7 @@ import (
 // TestResumeRunWrittenBeforeRolloutMoved checks that --resume reads a run
 // directory whose config.toml was written when workers and max_steps
 // were [train] keys: as the [rollout] keys they are now, with one warning.
+// So does every command given that config.toml with -f.
 func TestResumeRunWrittenBeforeRolloutMoved(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	if code, _, stderr := troupe(t, "train", "-f", writeAgentfile(t, climbing), "--out", out, "--no-eval"); code != exitOK {
@@ -28,14 +29,32 @@ func TestResumeRunWrittenBeforeRolloutMoved(t *testing.T) {
 	}
 	text = strings.Replace(text, rollout, "", 1)
 	text = strings.Replace(text, "[train]\n", "[train]\n  workers = 1\n  max_steps = 1000\n", 1)
-	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
+	writeOld := func() {
+		t.Helper()
+		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+	writeOld()
+	warning := "read train.max_steps as rollout.max_steps, train.workers as rollout.workers"
+	for _, args := range [][]string{
+		{"eval", "-f", conf, "--episodes", "1"},
+		{"run", "-f", conf},
+		{"train", "--resume", out, "-f", conf, "--no-eval"},
+	} {
+		code, _, stderr := troupe(t, args...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
+		}
+		if n := strings.Count(stderr, warning); n != 1 {
+			t.Errorf("%s: the warning %q appears %d times, want once:\n%s", strings.Join(args, " "), warning, n, stderr)
+		}
+	}
+	writeOld() // the resumed run rewrote it
 	code, _, stderr := troupe(t, "train", "--resume", out, "--no-eval", "--set", "train.iterations=4")
 	if code != exitOK {
 		t.Fatalf("resume: exit %d: %s", code, stderr)
 	}
-	warning := "read train.max_steps as rollout.max_steps, train.workers as rollout.workers"
 	if n := strings.Count(stderr, warning); n != 1 {
 		t.Errorf("the warning %q appears %d times, want once:\n%s", warning, n, stderr)
 	}

@@ -41,7 +41,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *resume != "" {
 		*out = *resume
 		if !fileGiven {
-			pf.file, pf.runConfig = filepath.Join(*resume, "config.toml"), true
+			pf.file = filepath.Join(*resume, "config.toml")
 		}
 	}
 	cfg, ok := pf.load(stderr)

@@ -83,7 +83,7 @@ func suggest(k toml.Key) string {
 // movedKeys maps a key that has moved to its new place. A file that uses
 // the old key is told where it went; only the config.toml of a run
 // directory written before the move is read as if it used the new one
-// (LoadRunConfig).
+// (see Load).
 var movedKeys = map[string]string{
 	"train.workers":   "rollout.workers",
 	"train.max_steps": "rollout.max_steps",
@@ -158,18 +158,18 @@ func checkDurations(tree map[string]any, t reflect.Type, prefix string) (key, ms
 			if key, msg := checkDurations(v, ft, key+"."); key != "" {
 				return key, msg
 			}
-		case []map[string]any:
+		case []map[string]any, []any: // [[array]] or an inline array
 			if ft.Kind() != reflect.Slice {
 				continue
 			}
-			for i, e := range v {
+			for i, e := range tableEntries(v) {
 				if key, msg := checkDurations(e, ft.Elem(), fmt.Sprintf("%s.%d.", key, i)); key != "" {
 					return key, msg
 				}
 			}
-		case int64:
+		case int64, float64:
 			if ft == durationType {
-				return key, fmt.Sprintf("a duration needs a unit, e.g. \"%ds\" (a bare number would be nanoseconds)", v)
+				return key, fmt.Sprintf("a duration needs a unit, e.g. \"%[1]vms\" or \"%[1]vs\" (a bare number would be nanoseconds)", v)
 			}
 		case string:
 			if _, err := time.ParseDuration(v); ft == durationType && err != nil {
@@ -178,4 +178,19 @@ func checkDurations(tree map[string]any, t reflect.Type, prefix string) (key, ms
 		}
 	}
 	return "", ""
+}
+
+// tableEntries returns the entries of an array of tables as decoded: an
+// [[array]] is a []map[string]any, an inline array ([{...}, {...}]) a
+// []any, whose entries that are not tables are nil here.
+func tableEntries(array any) []map[string]any {
+	if a, ok := array.([]map[string]any); ok {
+		return a
+	}
+	a, _ := array.([]any)
+	entries := make([]map[string]any, len(a))
+	for i, e := range a {
+		entries[i], _ = e.(map[string]any)
+	}
+	return entries
 }

@@ -85,12 +85,19 @@ func (c Config) locate(e *Error) {
 // Load reads the agentfile at path, applies overrides ("dotted.key=value",
 // the value written as a TOML value; a bare word is a string), fills
 // defaults and validates the result.
+//
+// A run directory's config.toml (the text Encode writes, recognized by
+// its first line) is history: a key it holds that has since moved
+// (train.workers, now rollout.workers) is read as the new key. Any other
+// file, and every override, is told where such a key went.
 func Load(path string, overrides ...string) (Config, error) {
-	return load(path, nil, overrides)
+	return LoadWithWarnings(path, nil, overrides...)
 }
 
-// load is Load, reading a run directory's config.toml when run is not nil.
-func load(path string, run *parseOptions, overrides []string) (Config, error) {
+// LoadWithWarnings is Load that calls warn, if not nil, once with a
+// message naming the moved keys of a run directory's config.toml it read
+// as their new keys.
+func LoadWithWarnings(path string, warn func(msg string), overrides ...string) (Config, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		// The *PathError's text would repeat the file name.
@@ -104,7 +111,7 @@ func load(path string, run *parseOptions, overrides []string) (Config, error) {
 	if err != nil {
 		return Config{}, &Error{File: path, Msg: err.Error()}
 	}
-	cfg, err := parse(path, text, run, overrides)
+	cfg, err := parse(path, text, warn, overrides)
 	if err != nil {
 		return Config{}, err
 	}
@@ -113,28 +120,14 @@ func load(path string, run *parseOptions, overrides []string) (Config, error) {
 	return cfg, nil
 }
 
-// LoadRunConfig is Load for the config.toml of a run directory, as
-// troupe train --resume reads it. A run directory is history: a key it
-// holds that has since moved (train.workers, now rollout.workers) is read
-// as the new key, and warn, if not nil, is called once with a message
-// naming the keys read so. Overrides get no such leniency.
-func LoadRunConfig(path string, warn func(msg string), overrides ...string) (Config, error) {
-	return load(path, &parseOptions{warn: warn}, overrides)
-}
-
-// parseOptions are the differences of LoadRunConfig from Load.
-type parseOptions struct {
-	warn func(msg string)
-}
-
 // Parse is Load on text already read; name is used in errors.
 func Parse(name string, text []byte, overrides ...string) (Config, error) {
 	return parse(name, text, nil, overrides)
 }
 
-// parse is Parse, reading a run directory's config.toml when run is not
-// nil.
-func parse(name string, text []byte, run *parseOptions, overrides []string) (Config, error) {
+// parse is Parse, calling warn as LoadWithWarnings does.
+func parse(name string, text []byte, warn func(msg string), overrides []string) (Config, error) {
+	history := bytes.HasPrefix(text, []byte(resolvedHeader))
 	lines := newLineIndex(text)
 	// Pass 1: the file alone, so errors carry the file's lines.
 	var tree map[string]any
@@ -150,22 +143,22 @@ func parse(name string, text []byte, run *parseOptions, overrides []string) (Con
 		return Config{}, fileDecodeError(name, err)
 	}
 	for _, k := range md.Undecoded() {
-		if _, moved := movedKeys[keyString(k)]; moved && run != nil {
+		if _, moved := movedKeys[keyString(k)]; moved && history {
 			continue
 		}
 		return Config{}, &Error{File: name, Line: lines.find(k), Key: keyString(k), Msg: unknownKey(k)}
 	}
-	if run != nil {
+	if history {
 		moved, err := moveKeys(name, tree, &lines)
 		if err != nil {
 			return Config{}, err
 		}
-		if len(moved) > 0 && run.warn != nil {
+		if len(moved) > 0 && warn != nil {
 			var read []string
 			for _, k := range moved {
 				read = append(read, k+" as "+movedKeys[k])
 			}
-			run.warn(fmt.Sprintf("%s: read %s (the run directory was written before they moved)", name, strings.Join(read, ", ")))
+			warn(fmt.Sprintf("%s: read %s (the run directory was written before they moved)", name, strings.Join(read, ", ")))
 		}
 	}
 	// Pass 2: defaults, then the file, then the overrides, as one tree.

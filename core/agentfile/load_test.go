@@ -215,19 +215,22 @@ func TestFindNearest(t *testing.T) {
 	}
 }
 
-// A duration written as a bare number would decode as nanoseconds: it is
-// an error at its line (or in --set) for every duration setting, found in
-// the settings' types; so is a string that is no duration.
+// A duration written as a bare number (integer or float) would decode as
+// nanoseconds: it is an error at its line (or in --set) for every duration
+// setting, found in the settings' types, inline arrays of tables included;
+// so is a string that is no duration.
 func TestBareNumberDurations(t *testing.T) {
 	for _, c := range []struct {
 		text, key string
 		line      int
 		msg       string
 	}{
-		{good + "[llm.default]\ntimeout = 60\n", "llm.default.timeout", 20, `a duration needs a unit, e.g. "60s" (a bare number would be nanoseconds)`},
-		{good + "[llm.default.sim]\nbase_latency = 800\n", "llm.default.sim.base_latency", 20, `a duration needs a unit, e.g. "800s" (a bare number would be nanoseconds)`},
-		{strings.Replace(good, "size = 8\n", "size = 8\n[env.sandbox]\ncall_timeout = 5\n", 1), "env.sandbox.call_timeout", 10, `e.g. "5s"`},
+		{good + "[llm.default]\ntimeout = 60\n", "llm.default.timeout", 20, `a duration needs a unit, e.g. "60ms" or "60s" (a bare number would be nanoseconds)`},
+		{good + "[llm.default.sim]\nbase_latency = 800\n", "llm.default.sim.base_latency", 20, `a duration needs a unit, e.g. "800ms" or "800s" (a bare number would be nanoseconds)`},
+		{good + "[llm.default.sim]\nbase_latency = 0.8\n", "llm.default.sim.base_latency", 20, `a duration needs a unit, e.g. "0.8ms" or "0.8s" (a bare number would be nanoseconds)`},
+		{strings.Replace(good, "size = 8\n", "size = 8\n[env.sandbox]\ncall_timeout = 5\n", 1), "env.sandbox.call_timeout", 10, `e.g. "5ms" or "5s"`},
 		{good + "[[rewards]]\nsource = \"builtin:tokens\"\nsandbox = { call_timeout = 5 }\n", "rewards.1.sandbox.call_timeout", 21, "a duration needs a unit"},
+		{"rewards = [{source = \"builtin:return\", sandbox = {call_timeout = 5000000}}]\n" + strings.Replace(good, "[[rewards]]\nsource = \"builtin:return\"\n", "", 1), "rewards.0.sandbox.call_timeout", 1, `e.g. "5000000ms" or "5000000s"`},
 		{good + "[llm.default]\ntimeout = \"60\"\n", "llm.default.timeout", 20, `invalid duration "60" (want e.g. "60s", "500ms")`},
 	} {
 		_, err := Load(write(t, c.text))
@@ -239,8 +242,11 @@ func TestBareNumberDurations(t *testing.T) {
 	if _, err := Load(write(t, good+"[llm.default]\ntimeout = \"60s\"\n[llm.default.sim]\nbase_latency = \"0s\"\n")); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := Load(write(t, "rewards = [{source = \"builtin:return\", sandbox = {call_timeout = \"5s\"}}]\n"+strings.Replace(good, "[[rewards]]\nsource = \"builtin:return\"\n", "", 1))); err != nil {
+		t.Fatal(err)
+	}
 	_, err := Load(write(t, good), "llm.default.timeout=60")
-	if err == nil || err.Error() != `--set: llm.default.timeout: a duration needs a unit, e.g. "60s" (a bare number would be nanoseconds)` {
+	if err == nil || err.Error() != `--set: llm.default.timeout: a duration needs a unit, e.g. "60ms" or "60s" (a bare number would be nanoseconds)` {
 		t.Errorf("--set llm.default.timeout=60: %v", err)
 	}
 	if _, err := Load(write(t, good), "env.sandbox.call_timeout=5s"); err != nil {
@@ -278,8 +284,8 @@ func TestDurationKeys(t *testing.T) {
 }
 
 // A key that moved names its new place, in a file or in --set; only a run
-// directory's config.toml (LoadRunConfig) is read as if it used the new
-// key.
+// directory's config.toml (the text Encode writes, read by Load, Parse or
+// LoadWithWarnings) is read as if it used the new key.
 func TestMovedKeys(t *testing.T) {
 	old := strings.Replace(good, "group_size = 4\n", "group_size = 4\nworkers = 3\nmax_steps = 50\n", 1)
 	_, err := Load(write(t, old))
@@ -287,15 +293,21 @@ func TestMovedKeys(t *testing.T) {
 	if !strings.HasSuffix(err.Error(), "train.workers: moved to [rollout] workers") {
 		t.Errorf("old key in the file: %v", err)
 	}
+	_, err = LoadWithWarnings(write(t, old), nil)
+	wantErr(t, err, "train.workers", 19)
 	_, err = Load(write(t, good), "train.workers=2")
 	if err == nil || err.Error() != "--set: train.workers: moved to [rollout] workers" {
 		t.Errorf("old key in --set: %v", err)
 	}
 
-	path := write(t, old)
+	// A run directory's config.toml: the old keys one line further down.
+	run := func(text string) string {
+		return resolvedHeader + " (defaults filled, overrides applied, secrets removed).\n" + text
+	}
+	path := write(t, run(old))
 	var warnings []string
 	warn := func(msg string) { warnings = append(warnings, msg) }
-	c, err := LoadRunConfig(path, warn)
+	c, err := LoadWithWarnings(path, warn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,18 +317,24 @@ func TestMovedKeys(t *testing.T) {
 	if len(warnings) != 1 || warnings[0] != path+": read train.max_steps as rollout.max_steps, train.workers as rollout.workers (the run directory was written before they moved)" {
 		t.Errorf("warnings %q", warnings)
 	}
+	if c, err := Load(path); err != nil || c.Rollout.Workers != 3 {
+		t.Errorf("Load of a run directory's config.toml: %v, %+v", err, c.Rollout)
+	}
+	if c, err := Parse("config.toml", []byte(run(old))); err != nil || c.Rollout.Workers != 3 {
+		t.Errorf("Parse of a run directory's config.toml: %v, %+v", err, c.Rollout)
+	}
 	// The moved value's errors point at its line; overrides are not
 	// history.
-	_, err = LoadRunConfig(write(t, strings.Replace(old, "workers = 3", "workers = -3", 1)), nil)
-	wantErr(t, err, "rollout.workers", 19)
-	if _, err = LoadRunConfig(path, nil, "train.workers=2"); err == nil || !strings.Contains(err.Error(), "moved to [rollout] workers") {
+	_, err = Load(write(t, run(strings.Replace(old, "workers = 3", "workers = -3", 1))))
+	wantErr(t, err, "rollout.workers", 20)
+	if _, err = Load(path, "train.workers=2"); err == nil || err.Error() != "--set: train.workers: moved to [rollout] workers" {
 		t.Errorf("old key in --set of a run directory: %v", err)
 	}
-	_, err = LoadRunConfig(write(t, old+"[rollout]\nworkers = 2\n"), nil)
-	wantErr(t, err, "train.workers", 19)
+	_, err = Load(write(t, run(old+"[rollout]\nworkers = 2\n")))
+	wantErr(t, err, "train.workers", 20)
 	// A current run directory needs no warning.
 	warnings = nil
-	if _, err := LoadRunConfig(write(t, good), warn); err != nil || len(warnings) != 0 {
+	if _, err := LoadWithWarnings(write(t, run(good)), warn); err != nil || len(warnings) != 0 {
 		t.Errorf("current config.toml: %v, warnings %q", err, warnings)
 	}
 }

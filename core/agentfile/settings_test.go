@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -69,6 +70,8 @@ func otherValue(key string, doc any) (set string, want any) {
 		return `"settest:writing"`, "settest:writing"
 	case "agents.0.llm":
 		return `"other"`, "model-of-other"
+	case "rollout.max_steps":
+		return "3", int64(3) // the writing env's episodes are longer: a limit that bites
 	case "train.baseline":
 		return `"rloo"`, "rloo"
 	case "train.scale":
@@ -342,8 +345,26 @@ func reached(b *agentfile.Built, key string) (reflect.Value, bool) {
 			defer p.Close()
 			return reflect.ValueOf(p.Workers()), true
 		}
-		return lookup(reflect.ValueOf(b.Setup.Rollout), rest)
+		// max_steps: an episode of an env whose spec sets no limit stops
+		// there (the writing env sets its own).
+		s := b.Setup
+		src, err := core.NewEnvSource(func(map[string]any) (core.Env, error) { return endless{}, nil }, nil)
+		if err != nil {
+			return reflect.ValueOf(err.Error()), false
+		}
+		defer src.Close()
+		s.Env, s.Agents = src, nil
+		res, _ := rollout.RunEpisode(context.Background(), s, nil, "random", 1, nil)
+		if !res.Episode.Truncated {
+			return reflect.ValueOf(fmt.Sprintf("an episode of %d steps, not truncated", res.Episode.Steps)), false
+		}
+		return reflect.ValueOf(res.Episode.Steps), true
 	case "budget":
+		// A budget of 1 token stops an episode at its first LLM call.
+		res := playOne(b)
+		if !res.Episode.BudgetStopped {
+			return reflect.ValueOf(fmt.Sprintf("an episode of %d steps, not budget-stopped", res.Episode.Steps)), false
+		}
 		return lookup(reflect.ValueOf(b.Setup.Budget), rest)
 	case "project":
 		switch rest {
@@ -402,7 +423,47 @@ func reachedLLM(b *agentfile.Built, key string) (reflect.Value, bool) {
 	if c, ok := a.Backend.(llm.Client); ok {
 		return lookup(reflect.ValueOf(c.Config()), rest)
 	}
+	if strings.HasPrefix(rest, "sim.") {
+		// The simulated LLM's latencies in an episode follow the model.
+		res := playOne(b)
+		m, u := a.Config.Sim, res.Episode.AgentUsage
+		var got, want float64
+		calls := res.Episode.Metrics[core.MetricLLMCalls]
+		for _, x := range u {
+			got += x.Latency.Seconds()
+			want += float64(x.PromptTokens)/m.PrefillTPS + float64(x.CompletionTokens)/m.DecodeTPS
+		}
+		want += calls * m.Base.Seconds()
+		if calls == 0 || math.Abs(got-want) > calls*1e-9 {
+			return reflect.ValueOf(fmt.Sprintf("%v s of latency in %v calls; the model gives %v s", got, calls, want)), false
+		}
+	}
 	return lookup(reflect.ValueOf(a.Config), rest)
+}
+
+// endless is an env whose episodes never end and whose spec sets no step
+// limit.
+type endless struct{}
+
+func (endless) Spec() core.EnvSpec {
+	return core.EnvSpec{Name: "endless", Agents: []string{"a"}, ObsSize: 1, Decisions: []core.DecisionSpec{{Name: "wait"}, {Name: "go"}}}
+}
+func (endless) Reset(uint64) ([]core.Observation, error) {
+	return []core.Observation{{Features: []float64{0}}}, nil
+}
+func (endless) Step([]core.Action) (core.StepResult, error) {
+	return core.StepResult{Observations: []core.Observation{{Features: []float64{0}}}}, nil
+}
+func (endless) State() []float64 { return nil }
+func (endless) Close() error     { return nil }
+
+// playOne plays one episode of the single_agent baseline with the setup
+// the workers get.
+func playOne(b *agentfile.Built) rollout.EpisodeResult {
+	// A truncated or budget-stopped writing episode may leave no
+	// document, so its scoring may fail: the episode is what is read.
+	res, _ := rollout.RunEpisode(context.Background(), b.Setup, nil, "single_agent", 1, nil)
+	return res
 }
 
 // openaiOnly are the llm keys that configure the openai backend: the test

@@ -74,9 +74,15 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// resolvedHeader begins the text Encode writes: a run directory's
+// config.toml, which Load reads as history (see Load).
+const resolvedHeader = "# Resolved troupe configuration"
+
 // Encode writes the resolved configuration as TOML, with secrets removed:
 // API keys are never part of a Config (only the name of the environment
 // variable that holds one), and user information in base URLs is dropped.
+// Its text begins with a comment that marks it as a run directory's
+// config.toml.
 func (c Config) Encode() ([]byte, error) {
 	out := c
 	out.LLM = make(map[string]llm.Config, len(c.LLM))
@@ -84,7 +90,7 @@ func (c Config) Encode() ([]byte, error) {
 		out.LLM[k] = v.Redacted()
 	}
 	var buf bytes.Buffer
-	buf.WriteString("# Resolved troupe configuration (defaults filled, overrides applied, secrets removed).\n")
+	buf.WriteString(resolvedHeader + " (defaults filled, overrides applied, secrets removed).\n")
 	if err := toml.NewEncoder(&buf).Encode(out); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	goruntime "runtime"
 	"slices"
 	"sort"
@@ -20,25 +21,40 @@ type AgentLLM struct {
 	// env's own surrogate (core.Simulator) with the latency model
 	// Config.Sim.
 	Backend core.LLM
-	// Config is the agent's [llm.NAME] table: its Model, MaxTokens and
-	// Temperature fill requests that leave them unset, and its Sim is the
-	// latency model of the simulated LLM. The zero value means
-	// llm.DefaultConfig(); anything else must pass Config.Validate.
+	// Config is the agent's [llm.NAME] table. The runtime uses four of its
+	// fields: Model, MaxTokens and Temperature fill requests that leave
+	// them unset, and Sim is the latency model of the simulated LLM. The
+	// zero value means llm.DefaultConfig(); in a partial one (a Go program
+	// setting only a model, say) an empty Model, a zero MaxTokens and a
+	// zero Sim take the defaults. Backend and the endpoint fields are the
+	// business of whoever built Backend (llm.New).
 	Config llm.Config
 }
 
-// config returns a.Config, with the zero value resolved to
-// llm.DefaultConfig().
+// config returns the four settings the runtime uses, with unset ones
+// resolved to llm.DefaultConfig()'s.
 func (a AgentLLM) config() llm.Config {
+	d := llm.DefaultConfig()
 	if a.Config == (llm.Config{}) {
-		return llm.DefaultConfig()
+		return d
 	}
-	return a.Config
+	c := a.Config
+	if c.Model != "" {
+		d.Model = c.Model
+	}
+	if c.MaxTokens != 0 {
+		d.MaxTokens = c.MaxTokens
+	}
+	if c.Sim != (llm.LatencyModel{}) {
+		d.Sim = c.Sim
+	}
+	d.Temperature = c.Temperature
+	return d
 }
 
-// BackendName returns "sim" for the simulated LLM, else the backend's name
+// backendName returns "sim" for the simulated LLM, else the backend's name
 // ("openai", or the Go type for a custom backend).
-func (a AgentLLM) BackendName() string {
+func (a AgentLLM) backendName() string {
 	if a.Backend == nil {
 		return "sim"
 	}
@@ -179,16 +195,9 @@ type Setup struct {
 	Rollout Config
 	// Seed is the master seed.
 	Seed uint64
-	// Logger receives warnings (failed episodes, plugin output). Nil
-	// means slog.Default().
+	// Logger receives the trainer's warnings (failed episodes of an
+	// iteration). Nil means slog.Default().
 	Logger *slog.Logger
-}
-
-func (s *Setup) logger() *slog.Logger {
-	if s.Logger != nil {
-		return s.Logger
-	}
-	return slog.Default()
 }
 
 // agentLLM returns agent i's LLM settings.
@@ -237,7 +246,7 @@ func (s *Setup) Validate() error {
 	}
 	for i := 0; i < spec.NumAgents(); i++ {
 		if s.agentLLM(i).Backend == nil {
-			return fmt.Errorf("setup: agent %d uses the sim LLM, but env %q is not a core.Simulator (its spec does not declare core.CapSimulate); configure an openai backend", i, spec.Name)
+			return fmt.Errorf("setup: agent %d uses the sim LLM, but the spec of env %q does not declare core.CapSimulate (add it to EnvSpec.Capabilities if the env implements core.Simulator), or configure an openai backend", i, spec.Name)
 		}
 	}
 	return nil
@@ -255,8 +264,9 @@ func needsText(spec core.EnvSpec) bool {
 
 // CheckRewards checks that no component is returned by two reward
 // functions and that every weight names a component one returns (a typo
-// would otherwise weigh nothing). Its error is a *core.SettingError whose
-// Key is the agentfile key it concerns, e.g. "reward.weights.speed".
+// would otherwise weigh nothing) with a finite weight. Its error is a
+// *core.SettingError whose Key is the agentfile key it concerns, e.g.
+// "reward.weights.speed".
 func CheckRewards(rewards []core.RewardFunc, weights map[string]float64) error {
 	comps := map[string]string{}
 	for _, r := range rewards {
@@ -275,6 +285,9 @@ func CheckRewards(rewards []core.RewardFunc, weights map[string]float64) error {
 			}
 			return core.NewSettingError("reward.weights."+c, "no reward function returns a component %q (components of the rewards: %s)", c, have)
 		}
+		if w := weights[c]; math.IsNaN(w) || math.IsInf(w, 0) {
+			return core.NewSettingError("reward.weights."+c, "weight %v is not a finite number", w)
+		}
 	}
 	return nil
 }
@@ -289,7 +302,7 @@ func (s *Setup) Backend(spec core.EnvSpec) string {
 	seen := map[string]bool{}
 	var names []string
 	for i := 0; i < spec.NumAgents(); i++ {
-		n := s.agentLLM(i).BackendName()
+		n := s.agentLLM(i).backendName()
 		if !seen[n] {
 			seen[n] = true
 			names = append(names, n)

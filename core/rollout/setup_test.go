@@ -50,9 +50,9 @@ func TestSetupSettingErrors(t *testing.T) {
 	wantSettingError(t, s.Validate(), "rollout.workers", "setup: rollout.workers: must be ≥ 0")
 	s = stubSetup()
 	bad := llm.DefaultConfig()
-	bad.MaxTokens = 0
+	bad.MaxTokens = -1
 	s.Agents = []AgentLLM{{}, {Config: bad}}
-	wantSettingError(t, s.Validate(), "llm.max_tokens", "setup: agent 1: llm.max_tokens: must be at least 1, got 0")
+	wantSettingError(t, s.Validate(), "llm.max_tokens", "setup: agent 1: llm.max_tokens: must be at least 1, got -1")
 }
 
 // The zero AgentLLM.Config is llm.DefaultConfig(): its request defaults
@@ -66,6 +66,29 @@ func TestAgentLLMZeroConfig(t *testing.T) {
 	if got := (AgentLLM{Config: c}).config(); got.Model != "m" {
 		t.Errorf("config = %+v", got)
 	}
+}
+
+// A partial config, as a Go program with its own backend writes it, takes
+// the defaults for what it leaves unset and is not held to the endpoint
+// rules of llm.Config (backend, timeout, concurrency): they belong to
+// whoever built the backend.
+func TestAgentLLMPartialConfig(t *testing.T) {
+	s := stubSetup()
+	s.Agents = []AgentLLM{{Backend: panicLLM{}, Config: llm.Config{Model: "m"}}}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	got, d := s.Agents[0].config(), llm.DefaultConfig()
+	if got.Model != "m" || got.MaxTokens != d.MaxTokens || got.Sim != d.Sim || got.Temperature != 0 {
+		t.Errorf("config of a partial Config{Model: \"m\"} = %+v", got)
+	}
+}
+
+// panicLLM is a custom backend that must not be called.
+type panicLLM struct{}
+
+func (panicLLM) Chat(context.Context, core.ChatRequest) (core.ChatResponse, error) {
+	panic("not called")
 }
 
 // Evaluate checks the policy names before it plays, so an embedder gets

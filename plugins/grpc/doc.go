@@ -28,7 +28,7 @@
 // concurrently).
 //
 // When a plugin process dies or a call exceeds the call timeout
-// (core.Sandbox.CallTimeout, default 10 s), the call returns an error that
+// (core.Sandbox.CallTimeout, default 10 s; negative for no limit), the call returns an error that
 // names the plugin, the call and the reason (the exit status and the last
 // lines the plugin wrote to stderr), the process is stopped, and the next
 // Reset on the same env (or the next Score) starts a fresh process
