@@ -69,8 +69,10 @@ type worker struct {
 	truncater core.Truncater
 	prompter  core.Prompter
 	llms      []core.LLM
-	isSim     []bool
-	record    bool
+	// configs are the agents' resolved LLM settings (request defaults).
+	configs []llm.Config
+	isSim   []bool
+	record  bool
 }
 
 func newWorker(s *Setup) (*worker, error) {
@@ -100,16 +102,17 @@ func (w *worker) open() error {
 	w.prompter, _ = core.PrompterOf(e)
 	sim, _ := core.SimulatorOf(e)
 	n := w.spec.NumAgents()
-	w.llms, w.isSim = make([]core.LLM, n), make([]bool, n)
+	w.llms, w.configs, w.isSim = make([]core.LLM, n), make([]llm.Config, n), make([]bool, n)
 	for i := 0; i < n; i++ {
 		a := w.setup.agentLLM(i)
+		w.configs[i] = a.config()
 		if a.Backend != nil {
 			w.llms[i] = a.Backend
 			continue
 		}
 		w.isSim[i] = true
 		if sim != nil {
-			l, err := llm.NewSim(sim, w.spec, a.config().Sim, nil)
+			l, err := llm.NewSim(sim, w.spec, w.configs[i].Sim, nil)
 			if err != nil {
 				return fmt.Errorf("agent %d: sim LLM: %w", i, err)
 			}
@@ -353,7 +356,7 @@ func (w *worker) request(agent, decision int, rollout uint64, step int, ownText 
 			{Role: "user", Content: ownText + "\n\nYour decision: " + ds.Name},
 		}
 	}
-	l := w.setup.agentLLM(agent).config()
+	l := w.configs[agent]
 	if req.Model == "" {
 		req.Model = l.Model
 	}

@@ -171,13 +171,21 @@ func summarize(results []EpisodeResult) PolicyResult {
 	return r
 }
 
-// SpeedupText formats Speedup for a table: two decimals, or "–" when
-// there is no reference baseline to measure against.
-func (p PolicyResult) SpeedupText() string {
-	if p.Speedup == 0 {
-		return "–"
+// CostColumns names the time-and-cost columns of an evaluation table, the
+// cells of [PolicyResult.CostCells].
+func CostColumns() []string {
+	return []string{core.MetricMakespan, "speedup", core.MetricTokens, core.MetricLLMCalls, "failed"}
+}
+
+// CostCells formats p's makespan, speedup ("–" when there is no reference
+// baseline to measure against), tokens, LLM calls and failed episodes as
+// table cells, in the order of [CostColumns].
+func (p PolicyResult) CostCells() []string {
+	speedup := "–"
+	if p.Speedup != 0 {
+		speedup = fmt.Sprintf("%.2f", p.Speedup)
 	}
-	return fmt.Sprintf("%.2f", p.Speedup)
+	return []string{fmt.Sprintf("%.1f", p.MakespanS), speedup, fmt.Sprintf("%.0f", p.Tokens), fmt.Sprintf("%.1f", p.LLMCalls), fmt.Sprintf("%d", p.FailedEpisodes)}
 }
 
 // PolicyOrder returns the report's policy names: grpo first, then the
@@ -242,7 +250,7 @@ func (r EvalReport) WriteTable(w io.Writer) {
 	head := []string{"policy", "reward"}
 	head = append(head, comps...)
 	head = append(head, qual...)
-	head = append(head, core.MetricMakespan, "speedup", core.MetricTokens, core.MetricLLMCalls, "failed")
+	head = append(head, CostColumns()...)
 	rows := [][]string{head}
 	for _, n := range r.PolicyOrder() {
 		p := r.Policies[n]
@@ -253,8 +261,7 @@ func (r EvalReport) WriteTable(w io.Writer) {
 		for _, q := range qual {
 			row = append(row, fmt.Sprintf("%.4f", p.Metrics[q]))
 		}
-		row = append(row, fmt.Sprintf("%.1f", p.MakespanS), p.SpeedupText(), fmt.Sprintf("%.0f", p.Tokens), fmt.Sprintf("%.1f", p.LLMCalls), fmt.Sprintf("%d", p.FailedEpisodes))
-		rows = append(rows, row)
+		rows = append(rows, append(row, p.CostCells()...))
 	}
 	widths := make([]int, len(head))
 	for _, row := range rows {

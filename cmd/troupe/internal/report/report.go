@@ -157,7 +157,7 @@ func Markdown(project string, stats []trainer.IterationStats, eval *rollout.Eval
 		}
 		comps, mets = slices.Sorted(maps.Keys(cs)), slices.Sorted(maps.Keys(ms))
 		head := append(append([]string{"policy", "reward"}, comps...), mets...)
-		head = append(head, "makespan_s", "speedup", "tokens", "llm_calls", "failed")
+		head = append(head, rollout.CostColumns()...)
 		fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 		for _, n := range eval.PolicyOrder() {
 			p := eval.Policies[n]
@@ -168,7 +168,7 @@ func Markdown(project string, stats []trainer.IterationStats, eval *rollout.Eval
 			for _, m := range mets {
 				row = append(row, fmt.Sprintf("%.4g", p.Metrics[m]))
 			}
-			row = append(row, fmt.Sprintf("%.1f", p.MakespanS), p.SpeedupText(), fmt.Sprintf("%.0f", p.Tokens), fmt.Sprintf("%.1f", p.LLMCalls), fmt.Sprintf("%d", p.FailedEpisodes))
+			row = append(row, p.CostCells()...)
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
 		}
 		if eval.Reference != "" {
