@@ -1,7 +1,7 @@
 // Package coding is the built-in collaborative coding task "coding": a team
 // of coder agents implements a small project of Python functions drawn from
 // HumanEval, and the episode is scored by running each function's hidden
-// tests for real in a sandbox (envs/coding/internal/sandbox).
+// tests for real in a sandbox (internal/sandbox).
 //
 // # Episode
 //
@@ -124,7 +124,7 @@ import (
 	"sync"
 
 	"github.com/troupe-dev/troupe/core"
-	"github.com/troupe-dev/troupe/envs/coding/internal/sandbox"
+	"github.com/troupe-dev/troupe/internal/sandbox"
 )
 
 // Name is the env's registered name.

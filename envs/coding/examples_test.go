@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-dev/troupe/envs/coding/internal/sandbox"
+	"github.com/troupe-dev/troupe/internal/sandbox"
 )
 
 func TestExtractExamples(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/troupe-dev/troupe/envs/coding/internal/sandbox"
+	"github.com/troupe-dev/troupe/internal/sandbox"
 )
 
 // TestMutantStatisticsLong runs every pooled mutant of every HumanEval task

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/troupe-dev/troupe/envs/coding/internal/sandbox"
+	"github.com/troupe-dev/troupe/internal/sandbox"
 )
 
 // taskInfo is what the env derives once per process from a task: its

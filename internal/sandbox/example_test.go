@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/troupe-dev/troupe/envs/coding/internal/sandbox"
+	"github.com/troupe-dev/troupe/internal/sandbox"
 )
 
 func Example() {
