@@ -150,6 +150,43 @@ type ChatRequest struct {
 type ChatResponse struct {
 	Text  string
 	Usage Usage
+	// Traffic is what the call cost on the wire besides its text; zero
+	// for the simulated and replayed LLMs.
+	Traffic Traffic
+}
+
+// Traffic counts what chat calls cost on the wire besides their text:
+// the HTTP requests sent, the retries and what caused them, and the time
+// spent waiting for a retry or a rate limit. A call's Traffic comes with
+// its ChatResponse, or with its error when it failed (see
+// llm.CallError); the runtime sums it per episode.
+type Traffic struct {
+	// Requests is the number of HTTP requests sent.
+	Requests int `json:"requests"`
+	// Retries is the number of requests sent again after a retryable
+	// error.
+	Retries int `json:"retries"`
+	// RateLimited counts responses with status 429.
+	RateLimited int `json:"rate_limited"`
+	// ServerErrors counts responses with a 5xx status.
+	ServerErrors int `json:"server_errors"`
+	// Timeouts counts requests that ran out of time (the per-attempt
+	// timeout or a network timeout).
+	Timeouts int `json:"timeouts"`
+	// WaitSeconds is the time spent waiting before a retry (backoff,
+	// Retry-After) or for a requests- or tokens-per-minute limit.
+	WaitSeconds float64 `json:"wait_s"`
+}
+
+// Add returns the sum of two traffic counts.
+func (t Traffic) Add(u Traffic) Traffic {
+	t.Requests += u.Requests
+	t.Retries += u.Retries
+	t.RateLimited += u.RateLimited
+	t.ServerErrors += u.ServerErrors
+	t.Timeouts += u.Timeouts
+	t.WaitSeconds += u.WaitSeconds
+	return t
 }
 
 // LLM is a chat-completion backend. Implementations must be safe for

@@ -184,8 +184,10 @@ type CallError struct {
 	// Retryable reports whether the last error was of a retryable kind
 	// (so the call failed because the retry cap was reached).
 	Retryable bool
-	msg       string
-	cause     error // context errors and ErrClosed only
+	// Traffic is what the failed call cost on the wire.
+	Traffic core.Traffic
+	msg     string
+	cause   error // context errors and ErrClosed only
 }
 
 // Error describes the call's failure: the endpoint, the last attempt's
@@ -215,6 +217,28 @@ type attemptError struct {
 	// stage names what the call was waiting for when its context ended
 	// ("" = the HTTP request was in flight).
 	stage string
+	// timeout marks a request that ran out of time.
+	timeout bool
+}
+
+// count adds what one attempt cost to t: a request if one was sent, and
+// its kind of failure.
+func (e *attemptError) count(t *core.Traffic, sent bool) {
+	if sent {
+		t.Requests++
+	}
+	if e == nil {
+		return
+	}
+	switch {
+	case e.status == http.StatusTooManyRequests:
+		t.RateLimited++
+	case e.status >= 500:
+		t.ServerErrors++
+	}
+	if e.timeout {
+		t.Timeouts++
+	}
 }
 
 // Chat sends one chat completion. It waits for a concurrency slot and the
@@ -240,8 +264,13 @@ func (o *openAIClient) Chat(ctx context.Context, req core.ChatRequest) (core.Cha
 		return core.ChatResponse{}, &CallError{Endpoint: o.endpoint, msg: err.Error()}
 	}
 	estimate := estimatePromptTokens(req.Messages) + max(req.MaxTokens, 0)
+	var traffic core.Traffic
 	for attempt := 0; ; attempt++ {
-		resp, aerr := o.attempt(ctx, oreq, estimate)
+		if attempt > 0 {
+			traffic.Retries++
+		}
+		resp, sent, aerr := o.attempt(ctx, oreq, estimate, &traffic)
+		aerr.count(&traffic, sent)
 		if aerr == nil {
 			text := resp.Choices[0].Message.Content
 			u := core.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens, Backend: string(BackendOpenAI)}
@@ -255,7 +284,7 @@ func (o *openAIClient) Chat(ctx context.Context, req core.ChatRequest) (core.Cha
 			}
 			u.Latency = time.Since(start)
 			o.acc.RecordCall(req.Agent, u, attempt, estimated)
-			return core.ChatResponse{Text: text, Usage: u}, nil
+			return core.ChatResponse{Text: text, Usage: u, Traffic: traffic}, nil
 		}
 		if ctx.Err() != nil && aerr.cause == nil {
 			aerr.cause = o.stopCause(callerCtx)
@@ -270,7 +299,7 @@ func (o *openAIClient) Chat(ctx context.Context, req core.ChatRequest) (core.Cha
 			o.acc.RecordFailure(req.Agent, attempt)
 			return core.ChatResponse{}, &CallError{
 				Endpoint: o.endpoint, Status: aerr.status, Attempts: attempt + 1,
-				Retryable: aerr.retryable, msg: o.redact(aerr.msg), cause: aerr.cause,
+				Retryable: aerr.retryable, Traffic: traffic, msg: o.redact(aerr.msg), cause: aerr.cause,
 			}
 		}
 		delay := o.backoff(attempt, aerr.retryAfter)
@@ -279,11 +308,14 @@ func (o *openAIClient) Chat(ctx context.Context, req core.ChatRequest) (core.Cha
 				"agent", req.Agent, "decision", req.Decision, "attempt", attempt+1, "status", aerr.status,
 				"delay", delay, "error", o.redact(aerr.msg))
 		}
-		if err := sleepCtx(ctx, delay); err != nil {
+		waited := time.Now()
+		err := sleepCtx(ctx, delay)
+		traffic.WaitSeconds += time.Since(waited).Seconds()
+		if err != nil {
 			cause := o.stopCause(callerCtx)
 			o.acc.RecordFailure(req.Agent, attempt)
 			return core.ChatResponse{}, &CallError{
-				Endpoint: o.endpoint, Status: aerr.status, Attempts: attempt + 1,
+				Endpoint: o.endpoint, Status: aerr.status, Attempts: attempt + 1, Traffic: traffic,
 				msg: cause.Error() + " while waiting to retry after: " + o.redact(aerr.msg), cause: cause,
 			}
 		}
@@ -300,30 +332,36 @@ func (o *openAIClient) stopCause(callerCtx context.Context) error {
 }
 
 // attempt makes one HTTP attempt under the concurrency and rate limits.
-func (o *openAIClient) attempt(ctx context.Context, oreq openai.ChatCompletionRequest, estimate int) (openai.ChatCompletionResponse, *attemptError) {
+// sent reports whether the request went out; the time spent waiting for
+// a rate limit is added to traffic.
+func (o *openAIClient) attempt(ctx context.Context, oreq openai.ChatCompletionRequest, estimate int, traffic *core.Traffic) (_ openai.ChatCompletionResponse, sent bool, _ *attemptError) {
 	select {
 	case o.sem <- struct{}{}:
 	case <-ctx.Done():
-		return openai.ChatCompletionResponse{}, &attemptError{stage: "waiting for a concurrency slot"}
+		return openai.ChatCompletionResponse{}, false, &attemptError{stage: "waiting for a concurrency slot"}
 	}
 	defer func() { <-o.sem }()
 	if ctx.Err() != nil { // select picks at random when both were ready
-		return openai.ChatCompletionResponse{}, &attemptError{stage: "waiting for a concurrency slot"}
+		return openai.ChatCompletionResponse{}, false, &attemptError{stage: "waiting for a concurrency slot"}
 	}
+	waited := time.Now()
 	if o.rpm != nil {
 		if err := o.rpm.Wait(ctx); err != nil {
 			if ctx.Err() != nil {
-				return openai.ChatCompletionResponse{}, &attemptError{stage: "waiting for the requests_per_minute limit"}
+				return openai.ChatCompletionResponse{}, false, &attemptError{stage: "waiting for the requests_per_minute limit"}
 			}
 			// The wait would outlast the caller's deadline.
-			return openai.ChatCompletionResponse{}, &attemptError{msg: "requests_per_minute limit: " + err.Error(), cause: context.DeadlineExceeded}
+			return openai.ChatCompletionResponse{}, false, &attemptError{msg: "requests_per_minute limit: " + err.Error(), cause: context.DeadlineExceeded}
 		}
 	}
 	if o.tpm != nil {
 		if err := sleepCtx(ctx, o.tpm.reserve(estimate)); err != nil || ctx.Err() != nil {
 			o.tpm.adjust(-estimate)
-			return openai.ChatCompletionResponse{}, &attemptError{stage: "waiting for the tokens_per_minute limit"}
+			return openai.ChatCompletionResponse{}, false, &attemptError{stage: "waiting for the tokens_per_minute limit"}
 		}
+	}
+	if o.rpm != nil || o.tpm != nil {
+		traffic.WaitSeconds += time.Since(waited).Seconds()
 	}
 	callCtx, cancel := context.WithTimeout(ctx, o.cfg.Timeout)
 	defer cancel()
@@ -335,15 +373,15 @@ func (o *openAIClient) attempt(ctx context.Context, oreq openai.ChatCompletionRe
 		o.tpm.adjust(-estimate)
 	}
 	if err == nil {
-		return resp, nil
+		return resp, true, nil
 	}
 	if ctx.Err() != nil {
-		return resp, &attemptError{} // message and cause filled in by Chat
+		return resp, true, &attemptError{} // message and cause filled in by Chat
 	}
 	if callCtx.Err() != nil {
-		return resp, &attemptError{retryable: true, msg: fmt.Sprintf("timed out after %s", o.cfg.Timeout)}
+		return resp, true, &attemptError{retryable: true, timeout: true, msg: fmt.Sprintf("timed out after %s", o.cfg.Timeout)}
 	}
-	return resp, classify(err, resp.Header(), time.Now())
+	return resp, true, classify(err, resp.Header(), time.Now())
 }
 
 var errNoChoices = errors.New("response has no choices")

@@ -176,6 +176,9 @@ func TestOpenAIRetriesServerErrorsThenSucceeds(t *testing.T) {
 	if tot := o.accounting().Total(); tot.Retries != 2 || tot.Calls != 1 || tot.Failures != 0 {
 		t.Errorf("accounting %+v", tot)
 	}
+	if tr := resp.Traffic; tr.Requests != 3 || tr.Retries != 2 || tr.ServerErrors != 2 || tr.RateLimited != 0 || tr.Timeouts != 0 || tr.WaitSeconds <= 0 {
+		t.Errorf("traffic %+v, want 3 requests, 2 retries, 2 server errors and some waiting", tr)
+	}
 }
 
 func TestOpenAIRetryCapOn429(t *testing.T) {
@@ -200,6 +203,9 @@ func TestOpenAIRetryCapOn429(t *testing.T) {
 	if tot := o.accounting().Agent(1); tot.Failures != 1 || tot.Retries != 3 || tot.Calls != 0 {
 		t.Errorf("accounting %+v", tot)
 	}
+	if tr := ce.Traffic; tr.Requests != 4 || tr.Retries != 3 || tr.RateLimited != 4 || tr.ServerErrors != 0 || tr.WaitSeconds <= 0 {
+		t.Errorf("traffic of the failed call %+v, want 4 requests, 3 retries, 4 rate-limited", tr)
+	}
 
 	// No retries at all when MaxRetries = 0.
 	fs2 := newFakeServer(t, func(n int, w http.ResponseWriter, r *http.Request) { writeError(w, 429, "rate limited") })
@@ -219,12 +225,16 @@ func TestOpenAIHonoursRetryAfterSeconds(t *testing.T) {
 		writeCompletion(w, "ok", 1, 1)
 	})
 	o := newTestOpenAI(t, fs, nil)
-	if _, err := o.Chat(context.Background(), userReq(0, "x")); err != nil {
+	resp, err := o.Chat(context.Background(), userReq(0, "x"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	at := fs.arrivals()
 	if gap := at[1].Sub(at[0]); gap < time.Second || gap > 1500*time.Millisecond {
 		t.Errorf("retry came %v after the 429, want about 1s (Retry-After: 1)", gap)
+	}
+	if tr := resp.Traffic; tr.RateLimited != 1 || tr.Retries != 1 || tr.WaitSeconds < 1 || tr.WaitSeconds > 1.5 {
+		t.Errorf("traffic %+v, want one 429 and about 1 s of waiting", tr)
 	}
 }
 
@@ -257,6 +267,10 @@ func TestOpenAIPerCallTimeoutRetriesHungResponses(t *testing.T) {
 	}
 	if fs.requests() != 3 {
 		t.Errorf("%d requests, want 3", fs.requests())
+	}
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Traffic.Timeouts != 3 || ce.Traffic.Requests != 3 || ce.Traffic.Retries != 2 {
+		t.Errorf("traffic of the timed-out call: %+v, want 3 timeouts in 3 requests", ce)
 	}
 	if el < 240*time.Millisecond || (testenv.Timing() && el > 1500*time.Millisecond) {
 		t.Errorf("took %v, want about 3×80ms", el)

@@ -111,7 +111,7 @@ func classify(err error, h http.Header, now time.Time) *attemptError {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return &attemptError{retryable: true, msg: "network timeout: " + err.Error()}
+		return &attemptError{retryable: true, timeout: true, msg: "network timeout: " + err.Error()}
 	}
 	return &attemptError{msg: err.Error()}
 }
