@@ -26,7 +26,10 @@ type WritingConsistencyParams struct {
 // WritingConsistency scores the final document of a writing episode with
 // consistency.Check: component "quality" = the report's Score, metrics
 // "consistency" = Score, "consistency.coverage" = Coverage and
-// "consistency.NAME" = each check's Pass.
+// "consistency.NAME" = each check's Pass (seventeen checks, among them
+// "consistency.terminology", "consistency.cross_references",
+// "consistency.duplication" and "consistency.fluency"; see
+// rewards/consistency).
 type WritingConsistency struct {
 	opts consistency.Options
 }

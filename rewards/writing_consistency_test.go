@@ -78,6 +78,22 @@ func TestWritingConsistency(t *testing.T) {
 			t.Errorf("metric consistency.%s = %v, %v; want %v", c.Name, got, ok, c.Pass)
 		}
 	}
+	// The content checks are metrics of their own, for eval tables.
+	for _, name := range []string{"terminology", "cross_references", "duplication", "fluency"} {
+		if _, ok := metrics["consistency."+name]; !ok {
+			t.Errorf("metric consistency.%s missing", name)
+		}
+	}
+	dup := strings.Replace(wcDoc, "Text.\n\n## Drawbacks", "We write one summary of the whole design in plain words here.\n\n## Drawbacks", 1)
+	dup = strings.Replace(dup, "Text.\n\n## Prior art", "We write one summary of the whole design in plain words here.\n\n## Prior art", 1)
+	_, md, err := r.Score(&core.Episode{Artifacts: map[string][]byte{"document.md": []byte(dup)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md["consistency.duplication"] >= 1 || md["consistency"] >= metrics["consistency"] {
+		t.Errorf("a sentence repeated in another section: duplication %v, consistency %v → %v",
+			md["consistency.duplication"], metrics["consistency"], md["consistency"])
+	}
 	if p := metrics["consistency.bullet_style"]; math.Abs(p-1.0/3) > 1e-12 {
 		t.Errorf("bullet_style %v, want 1/3", p)
 	}

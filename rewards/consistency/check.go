@@ -5,8 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
-
-	"github.com/troupe-dev/troupe/internal/markdown"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Check names, in the order Report.Checks lists them.
@@ -24,6 +24,10 @@ const (
 	checkSpelling         = "spelling"
 	checkPerson           = "person"
 	checkReadability      = "readability"
+	checkTerminology      = "terminology"
+	checkCrossReferences  = "cross_references"
+	checkDuplication      = "duplication"
+	checkFluency          = "fluency"
 )
 
 // Template is the section structure a document must follow.
@@ -82,8 +86,10 @@ type Options struct {
 type CheckResult struct {
 	// Name is the check's name: "title", "sections", "nonempty_sections",
 	// "heading_levels", "heading_style", "heading_case", "bullet_style",
-	// "emphasis_style", "strong_style", "code_style", "spelling", "person"
-	// or "readability" (the package doc describes each).
+	// "emphasis_style", "strong_style", "code_style", "spelling", "person",
+	// "readability", "terminology", "cross_references", "duplication" or
+	// "fluency"
+	// (the package doc describes each).
 	Name string
 	// Pass is the check's score in [0, 1]; 1 means fully consistent.
 	Pass float64
@@ -148,29 +154,19 @@ func Check(doc []byte) Report {
 // sectionMatcher maps heading text to a template section index.
 type sectionMatcher struct {
 	names map[string]int
-	strip markdown.Stripper
+	defs  map[string]string
 }
 
 func newSectionMatcher(sections []string) *sectionMatcher {
-	m := &sectionMatcher{names: make(map[string]int, 2*len(sections))}
+	m := &sectionMatcher{names: make(map[string]int, len(sections))}
 	for i, s := range sections {
-		n := markdown.NormalizeHeading(s)
-		m.names[n] = i
-		if strings.HasSuffix(n, "s") {
-			m.names[strings.TrimSuffix(n, "s")] = i
-		} else {
-			m.names[n+"s"] = i
-		}
+		m.names[headingKey(s)] = i
 	}
 	return m
 }
 
 func (m *sectionMatcher) index(text string) int {
-	if len(text) > 200 {
-		return -1
-	}
-	n := markdown.NormalizeHeading(m.strip.Plain(text, nil))
-	if i, ok := m.names[n]; ok {
+	if i, ok := m.names[headingKey(plainText(text, m.defs, nil))]; ok {
 		return i
 	}
 	return -1
@@ -200,7 +196,7 @@ func abbreviation(w string) bool {
 	if len(w) == 1 {
 		return w != "x"
 	}
-	return abbreviations[markdown.LowerASCII(w)]
+	return abbreviations[asciiLower(w)]
 }
 
 // Check scores src under the options o.
@@ -219,87 +215,119 @@ func (o Options) Check(src []byte) Report {
 	}
 
 	sm := newSectionMatcher(tmpl.Sections)
-	d := markdown.Parse(string(src), sm.index)
+	d := parseBlocks(string(src), sm.index)
 
 	var (
-		strip    markdown.Stripper
-		st       markdown.InlineStats
+		info     inlineInfo
 		us, uk   int
 		we, i1   int
 		sections = map[int]*sectionText{}
+		caps     = capitalStats{}
+		text     = &prose{toks: make([]tok, 0, len(src)/7)}
+		quotes   []int // [start, end) pairs of double-quoted text in the current block
+		heads    = make([]string, len(d.headings))
 	)
-	var quotes []int // [start, end) offsets of double-quoted text in the current unit
-	for ui := range d.Units {
-		u := &d.Units[ui]
-		plain := strip.Plain(u.Text, &st)
-		// Quoted material is someone else's style: block quotes are left
-		// out of every text check, double-quoted text of spelling and person.
-		if u.Kind == markdown.UnitQuote {
+	for bi := range d.blocks {
+		b := &d.blocks[bi]
+		plain := plainText(b.text, d.defs, &info)
+		if b.kind == blockHeading {
+			heads[b.heading] = plain
 			continue
 		}
-		quotes = markdown.QuotedRanges(plain, quotes[:0])
+		// Quoted material is someone else's words: block quotes are left
+		// out of every text check, double-quoted text of spelling and person.
+		if b.kind == blockQuote {
+			continue
+		}
+		quotes = quotedRanges(plain, quotes[:0])
 		var acc *sectionText
-		if u.Section >= 0 && u.Kind != markdown.UnitHeading && u.Kind != markdown.UnitTable {
-			acc = sections[u.Section]
+		if b.section >= 0 && b.kind != blockTable {
+			acc = sections[b.section]
 			if acc == nil {
 				acc = &sectionText{lastPara: -1}
-				sections[u.Section] = acc
+				sections[b.section] = acc
 			}
-			if acc.open && acc.lastPara != u.Para {
+			if acc.open && acc.lastPara != b.para {
 				acc.sentences++
 				acc.open = false
 			}
-			acc.lastPara = u.Para
+			acc.lastPara = b.para
 		}
+		part := b.section
+		if part < 0 {
+			part = len(tmpl.Sections) + b.heading + 1
+		}
+		text.startBlock(b, part, plain)
 		q := 0
-		markdown.EachWord(plain, func(w string, start int, prev, next byte) {
+		prevEnd := 0
+		eachWord(plain, func(w string, at int) {
+			initial := prevEnd == 0 || strings.ContainsAny(plain[prevEnd:at], ".!?:;\n")
+			prevEnd = at + len(w)
+			code := codeLike(plain, w, at)
+			text.addWord(w, at, initial, code)
 			if acc != nil {
 				acc.words++
 				acc.syllables += syllables(w)
 				acc.open = true
-				if sentenceEnds(plain[start+len(w):]) && !abbreviation(w) {
+				if sentenceEnds(plain[at+len(w):]) && !abbreviation(w) {
 					acc.sentences++
 					acc.open = false
 				}
 			}
-			for q < len(quotes) && quotes[q+1] <= start {
-				q += 2
-			}
-			if q < len(quotes) && quotes[q] <= start {
-				return // inside quotes
-			}
-			if (len(w) < 2 && w != "I") || len(w) > maxStyleWord || markdown.IdentifierLike(prev, next, plain[start+len(w):]) {
+			if code {
 				return
 			}
-			if v, ok := markdown.SpellingOfWord(w); ok {
-				if v == markdown.SpellingUS {
+			r, _ := utf8.DecodeRuneInString(w)
+			if !initial && unicode.IsLetter(r) && !acronym(w) {
+				caps.add(w)
+			}
+			for q < len(quotes) && quotes[q+1] <= at {
+				q += 2
+			}
+			if q < len(quotes) && quotes[q] <= at {
+				return // inside quotes
+			}
+			if len(w) > maxStyleWord {
+				return
+			}
+			lw := w
+			if initial || w != "I" {
+				lw = asciiLower(w)
+				if w != lw && !(initial && strings.ToUpper(w[:1])+lw[1:] == w) {
+					lw = "" // capitals inside: US, Our-Company
+				}
+			}
+			if v, ok := spelling[lw]; ok {
+				if v == "us" {
 					us++
 				} else {
 					uk++
 				}
 				return
 			}
-			if p, ok := markdown.PersonOf(w); ok {
-				if p == markdown.PersonPlural {
-					we++
-				} else {
-					i1++
-				}
+			if w == "I" {
+				lw = "I"
+			}
+			switch pronounPerson[lw] {
+			case "we":
+				we++
+			case "I":
+				i1++
 			}
 		})
-		if acc != nil && u.Kind == markdown.UnitListItem && acc.open {
+		if acc != nil && b.kind == blockItem && acc.open {
 			acc.sentences++
 			acc.open = false
 		}
 	}
 
-	checks := make([]CheckResult, 0, 13)
+	checks := make([]CheckResult, 0, 17)
 
 	// title (MD025, MD041)
 	{
-		h1, firstIsH1 := 0, len(d.Headings) > 0 && d.Headings[0].Level == 1
-		for _, h := range d.Headings {
-			if h.Level == 1 {
+		h1, firstIsH1 := 0, len(d.headings) > 0 && d.headings[0].level == 1
+		for _, h := range d.headings {
+			if h.level == 1 {
 				h1++
 			}
 		}
@@ -327,8 +355,8 @@ func (o Options) Check(src []byte) Report {
 		first[i] = -1
 	}
 	var seq []int
-	for hi, h := range d.Headings {
-		if k := h.Section; k >= 0 {
+	for hi, h := range d.headings {
+		if k := h.section; k >= 0 {
 			seq = append(seq, k)
 			if first[k] < 0 {
 				first[k] = hi
@@ -364,9 +392,9 @@ func (o Options) Check(src []byte) Report {
 				continue
 			}
 			present++
-			lines := d.Headings[hi].ContentLines
-			for j := hi + 1; j < len(d.Headings) && d.Headings[j].Level > d.Headings[hi].Level; j++ {
-				lines += d.Headings[j].ContentLines
+			lines := d.headings[hi].content
+			for j := hi + 1; j < len(d.headings) && d.headings[j].level > d.headings[hi].level; j++ {
+				lines += d.headings[j].content
 			}
 			if lines > 0 {
 				filled++
@@ -389,31 +417,31 @@ func (o Options) Check(src []byte) Report {
 	{
 		bad := 0
 		var at []string
-		for i := 1; i < len(d.Headings); i++ {
-			if d.Headings[i].Level > d.Headings[i-1].Level+1 {
+		for i := 1; i < len(d.headings); i++ {
+			if d.headings[i].level > d.headings[i-1].level+1 {
 				bad++
 				if len(at) < 3 {
-					at = append(at, fmt.Sprintf("line %d", d.Headings[i].Line))
+					at = append(at, fmt.Sprintf("line %d", d.headings[i].line))
 				}
 			}
 		}
 		pass := 1.0
-		if len(d.Headings) > 1 {
-			pass = 1 - float64(bad)/float64(len(d.Headings)-1)
+		if len(d.headings) > 1 {
+			pass = 1 - float64(bad)/float64(len(d.headings)-1)
 		}
-		detail := fmt.Sprintf("%d skipped level(s) in %d headings", bad, len(d.Headings))
+		detail := fmt.Sprintf("%d skipped level(s) in %d headings", bad, len(d.headings))
 		if bad > 0 {
 			detail += " (" + strings.Join(at, ", ") + ")"
 		}
-		checks = append(checks, CheckResult{Name: checkHeadingLevels, Pass: pass, N: max(0, len(d.Headings)-1), Detail: detail})
+		checks = append(checks, CheckResult{Name: checkHeadingLevels, Pass: pass, N: max(0, len(d.headings)-1), Detail: detail})
 	}
 
 	// heading_style (MD003), judged on levels 1 and 2
 	{
 		var c counter
-		for _, h := range d.Headings {
-			if h.Level <= 2 {
-				c.add(string(h.Style))
+		for _, h := range d.headings {
+			if h.level <= 2 {
+				c.add(h.style)
 			}
 		}
 		checks = append(checks, c.result(checkHeadingStyle, "H1/H2 headings"))
@@ -422,9 +450,9 @@ func (o Options) Check(src []byte) Report {
 	// heading_case
 	{
 		var c counter
-		for _, h := range d.Headings {
-			if hc, ok := classifyPlainHeading(strip.Plain(h.Text, nil)); ok {
-				c.add(string(hc))
+		for hi := range d.headings {
+			if hc, ok := headingCase(heads[hi], caps); ok {
+				c.add(hc)
 			}
 		}
 		checks = append(checks, c.result(checkHeadingCase, "headings of 2+ words"))
@@ -433,8 +461,8 @@ func (o Options) Check(src []byte) Report {
 	// bullet_style (MD004)
 	{
 		var c counter
-		for _, b := range d.Bullets {
-			c.add(b.Marker.String())
+		for _, m := range d.bullets {
+			c.add(string(rune(m)))
 		}
 		checks = append(checks, c.result(checkBulletStyle, "bullets"))
 	}
@@ -442,20 +470,20 @@ func (o Options) Check(src []byte) Report {
 	// emphasis_style (MD049), strong_style (MD050)
 	{
 		var c counter
-		c.addN(string(markdown.EmphasisStar), st.EmStar)
-		c.addN(string(markdown.EmphasisUnderscore), st.EmUnderscore)
+		c.addN("*", info.emStar)
+		c.addN("_", info.emUnderscore)
 		checks = append(checks, c.result(checkEmphasisStyle, "emphasis"))
 		var s counter
-		s.addN(string(markdown.StrongStar), st.StrongStar)
-		s.addN(string(markdown.StrongUnderscore), st.StrongUnderscore)
+		s.addN("**", info.strongStar)
+		s.addN("__", info.strongUnderscore)
 		checks = append(checks, s.result(checkStrongStyle, "strong"))
 	}
 
 	// code_style (MD046, MD048)
 	{
 		var c counter
-		for _, cb := range d.Code {
-			c.add(string(cb.Style))
+		for _, style := range d.code {
+			c.add(style)
 		}
 		checks = append(checks, c.result(checkCodeStyle, "code blocks"))
 	}
@@ -463,16 +491,16 @@ func (o Options) Check(src []byte) Report {
 	// spelling
 	{
 		var c counter
-		c.addN(string(markdown.SpellingUS), us)
-		c.addN(string(markdown.SpellingUK), uk)
+		c.addN("us", us)
+		c.addN("uk", uk)
 		checks = append(checks, c.result(checkSpelling, "US/UK words"))
 	}
 
 	// person
 	{
 		var c counter
-		c.addN(string(markdown.PersonPlural), we)
-		c.addN(string(markdown.PersonSingular), i1)
+		c.addN("we", we)
+		c.addN("I", i1)
 		checks = append(checks, c.result(checkPerson, "first-person pronouns"))
 	}
 
@@ -487,7 +515,7 @@ func (o Options) Check(src []byte) Report {
 			if hi < 0 {
 				continue
 			}
-			acc := sections[hi]
+			acc := sections[k]
 			if acc == nil || acc.words < minWords {
 				continue
 			}
@@ -518,6 +546,13 @@ func (o Options) Check(src []byte) Report {
 		}
 		checks = append(checks, CheckResult{Name: checkReadability, Pass: pass, N: judged, Detail: detail})
 	}
+
+	text.spans = info.codeSpans
+	checks = append(checks,
+		text.terminology(),
+		crossReferences(d, info.links, text, tmpl.Sections),
+		text.duplication(),
+		text.fluency())
 
 	sum, judged := 0.0, 0
 	for _, c := range checks {
@@ -613,7 +648,7 @@ func sentenceEnds(rest string) bool {
 	for i < len(rest) && (rest[i] == '.' || rest[i] == '!' || rest[i] == '?' || rest[i] == ')' || rest[i] == '"' || rest[i] == '\'') {
 		i++
 	}
-	return i >= len(rest) || rest[i] == ' ' || rest[i] == '\t'
+	return i >= len(rest) || rest[i] == ' ' || rest[i] == '\t' || rest[i] == '\n'
 }
 
 // maxStyleWord is the longest word the spelling and person checks look up

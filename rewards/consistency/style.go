@@ -4,104 +4,109 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/troupe-dev/troupe/internal/markdown"
 )
 
-// headingWords calls fn for every word of a heading's plain text, with
-// whether it is the first word or follows a colon (capitalized in both
-// conventions).
-func headingWords(plain string, fn func(w string, lead bool)) {
-	first := true
-	afterColon := false
-	for _, tok := range strings.Fields(plain) {
-		w := strings.TrimFunc(tok, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-		if w == "" {
-			if strings.HasSuffix(tok, ":") {
-				afterColon = true
-			}
-			continue
-		}
-		r, _ := utf8.DecodeRuneInString(w)
-		if !unicode.IsLetter(r) {
-			first = false
-			afterColon = strings.HasSuffix(tok, ":")
-			continue
-		}
-		fn(w, first || afterColon)
-		first = false
-		afterColon = strings.HasSuffix(tok, ":") || strings.HasSuffix(tok, ".")
+// capitalStats counts, per lower-case word, how often the document's
+// prose writes it capitalized and in lower case away from the start of a
+// sentence. A word the prose mostly capitalizes there is a proper noun
+// (Rust, Cargo, Linux) in this document, so a capital in a heading says
+// nothing about the heading's case convention.
+type capitalStats map[string][2]int // [lower, capitalized]
+
+func (c capitalStats) add(w string) {
+	r, _ := utf8.DecodeRuneInString(w)
+	k := strings.ToLower(w)
+	v := c[k]
+	if unicode.IsUpper(r) {
+		v[1]++
+	} else {
+		v[0]++
 	}
+	c[k] = v
 }
 
-// classifyPlainHeading classifies a heading's plain text (its inline
-// Markdown stripped: code spans, links and URLs ignored) as sentence case
-// or Title Case. Only words after the first that are not minor words (a,
-// and, of, with …), proper nouns (Rust, Cargo …), acronyms or identifiers
-// count: the heading is Title Case when most of them are capitalized and
-// sentence case when most are lower case. ok is false when the heading has
-// fewer than two words or no deciding majority.
-func classifyPlainHeading(plain string) (c markdown.HeadingCase, ok bool) {
+func (c capitalStats) proper(lower string) bool {
+	v := c[lower]
+	return v[1] > v[0]
+}
+
+// headingCase classifies a heading's plain text as "sentence" case or
+// "title" case. The first word, and words after a colon, are capitalized
+// in both conventions; minor words (a, and, of, with …), acronyms, code
+// and the document's proper nouns say nothing. Of the rest, the majority
+// of lower-case versus capitalized words decides. ok is false for
+// headings of fewer than two words or without a majority.
+func headingCase(plain string, proper capitalStats) (string, bool) {
 	words, lower, upper := 0, 0, 0
-	headingWords(plain, func(w string, lead bool) {
+	lead := true
+	prevEnd := 0
+	eachWord(plain, func(w string, at int) {
 		words++
-		if lead {
+		gap := plain[prevEnd:at]
+		prevEnd = at + len(w)
+		if lead || strings.ContainsAny(gap, ":.!?") {
+			lead = false
 			return
 		}
-		l, u := markdown.CaseEvidence(w)
-		if l {
-			lower++
+		r, _ := utf8.DecodeRuneInString(w)
+		if !unicode.IsLetter(r) || codeLike(plain, w, at) || acronym(w) {
+			return
 		}
-		if u {
+		l := strings.ToLower(w)
+		if minorWords[l] || proper.proper(l) {
+			return
+		}
+		if unicode.IsUpper(r) {
 			upper++
+		} else {
+			lower++
 		}
 	})
 	switch {
 	case words < 2 || lower == upper:
 		return "", false
 	case lower > upper:
-		return markdown.CaseSentence, true
+		return "sentence", true
 	default:
-		return markdown.CaseTitle, true
+		return "title", true
 	}
 }
 
-// syllables estimates the syllables of an English word: groups of vowels
-// (y counts), minus a silent final e, at least one.
+// acronym reports a word written in capitals (LLVM, API, I/O's "O").
+func acronym(w string) bool {
+	caps := 0
+	for _, r := range w {
+		if unicode.IsUpper(r) {
+			caps++
+		}
+	}
+	return caps >= 2 || (caps == 1 && utf8.RuneCountInString(w) == 1)
+}
+
+// syllables estimates the syllables of an English word: the number of
+// vowel groups (y is a vowel), less a silent final "e" (make) but not the
+// "e" of a final consonant + "le" (table), and at least one.
 func syllables(w string) int {
-	n := 0
-	prevVowel := false
-	last := byte(0)
-	count := 0
+	w = asciiLower(w)
+	groups, letters := 0, 0
+	inVowel := false
 	for i := 0; i < len(w); i++ {
 		c := w[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
 		if c < 'a' || c > 'z' {
 			continue
 		}
-		count++
-		v := c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' || c == 'y'
-		if v && !prevVowel {
-			n++
+		letters++
+		v := strings.IndexByte("aeiouy", c) >= 0
+		if v && !inVowel {
+			groups++
 		}
-		prevVowel = v
-		last = c
+		inVowel = v
 	}
-	if last == 'e' && n > 1 && count > 2 {
-		// "make", "explore": silent e; but "table", "simple" keep it.
-		l := strings.ToLower(w)
-		if !(strings.HasSuffix(l, "le") && len(l) > 2 && !isVowel(l[len(l)-3])) {
-			n--
+	if groups > 1 && letters > 2 && strings.HasSuffix(w, "e") {
+		consonantLE := strings.HasSuffix(w, "le") && len(w) > 2 && strings.IndexByte("aeiouy", w[len(w)-3]) < 0
+		if !consonantLE {
+			groups--
 		}
 	}
-	if n < 1 {
-		n = 1
-	}
-	return n
-}
-
-func isVowel(c byte) bool {
-	return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' || c == 'y'
+	return max(groups, 1)
 }
