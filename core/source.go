@@ -22,7 +22,8 @@ type SourceRef struct {
 	Path string
 	// Params are passed to the env or reward as-is (env.params).
 	Params map[string]any
-	// Sandbox limits a plugin (ignored by built-ins).
+	// Sandbox limits a plugin; built-ins ignore it, but for those
+	// registered with RegisterSandboxedEnv.
 	Sandbox Sandbox
 	// SHA256, if set, pins the plugin file's hex sha256.
 	SHA256 string
@@ -41,7 +42,10 @@ func ParseSourceRef(s string) (SourceRef, error) {
 }
 
 // Sandbox limits what a plugin may use: the agentfile's [env.sandbox] and
-// [rewards.sandbox] tables. Built-in envs and rewards ignore it.
+// [rewards.sandbox] tables. Built-in envs and rewards ignore it, but for
+// the envs that run untrusted code (registered with
+// [RegisterSandboxedEnv], e.g. builtin:coding), which take Isolation and
+// ReadOnlyDirs.
 type Sandbox struct {
 	// MemoryLimitMiB caps a Wasm instance's linear memory, in [0, 4096];
 	// 0 (the default) means the loader's default.
@@ -51,9 +55,26 @@ type Sandbox struct {
 	// plugins whose calls may run long), else at least 1ms.
 	CallTimeout time.Duration `toml:"call_timeout"`
 	// ReadOnlyDirs are host directories mounted read-only at the same
-	// path (Wasm only). Default none.
+	// path: into a Wasm plugin, or into each isolated run of a built-in env
+	// that runs untrusted code (e.g. the virtualenv of its Python
+	// interpreter). Default none.
 	ReadOnlyDirs []string `toml:"read_only_dirs"`
+	// Isolation is how a built-in env that runs untrusted (LLM-written)
+	// code isolates it: "full" (the default; also "") runs each program
+	// in namespaces of its own, seeing only read-only system directories
+	// and a private, size-limited work dir, /tmp and /dev/shm; "none" opts
+	// out (the program can read the user's files, write outside its work
+	// dir, fill the disk and share the user's process limit), for trusted
+	// code or machines without user namespaces, where "full" refuses to
+	// run. Plugins ignore it (Wasm is sandboxed by its runtime).
+	Isolation string `toml:"isolation"`
 }
+
+// The values of Sandbox.Isolation.
+const (
+	IsolationFull = "full"
+	IsolationNone = "none"
+)
 
 // Validate reports the first setting that cannot work, as a
 // *SettingError.
@@ -63,6 +84,8 @@ func (s Sandbox) Validate() error {
 		return NewSettingError("memory_limit_mib", "must be in [0, 4096] (0 = default), got %d", s.MemoryLimitMiB)
 	case s.CallTimeout > 0 && s.CallTimeout < time.Millisecond:
 		return NewSettingError("call_timeout", "must be 0 (the default), negative (no limit) or at least 1ms, got %s", s.CallTimeout)
+	case s.Isolation != "" && s.Isolation != IsolationFull && s.Isolation != IsolationNone:
+		return NewSettingError("isolation", "must be %q (the default) or %q, got %q", IsolationFull, IsolationNone, s.Isolation)
 	}
 	return nil
 }
@@ -88,15 +111,20 @@ type Loader interface {
 // EnvFactory makes a built-in env from its params.
 type EnvFactory func(params map[string]any) (Env, error)
 
+// SandboxedEnvFactory makes a built-in env that runs untrusted code from
+// its params and the agentfile's [env.sandbox] (SourceRef.Sandbox).
+type SandboxedEnvFactory func(params map[string]any, sb Sandbox) (Env, error)
+
 // RewardFactory makes a built-in reward function from its params.
 type RewardFactory func(params map[string]any) (RewardFunc, error)
 
 var registry = struct {
 	sync.RWMutex
-	envs    map[string]EnvFactory
-	rewards map[string]RewardFactory
-	loaders map[string]Loader
-}{envs: map[string]EnvFactory{}, rewards: map[string]RewardFactory{}, loaders: map[string]Loader{}}
+	envs      map[string]EnvFactory
+	sandboxed map[string]SandboxedEnvFactory
+	rewards   map[string]RewardFactory
+	loaders   map[string]Loader
+}{envs: map[string]EnvFactory{}, sandboxed: map[string]SandboxedEnvFactory{}, rewards: map[string]RewardFactory{}, loaders: map[string]Loader{}}
 
 // RegisterEnv makes a built-in env available as "builtin:NAME". It panics if
 // the name is taken, like database/sql.Register.
@@ -107,6 +135,19 @@ func RegisterEnv(name string, f EnvFactory) {
 		panic("core: RegisterEnv called twice for " + name)
 	}
 	registry.envs[name] = f
+}
+
+// RegisterSandboxedEnv is RegisterEnv for an env that runs untrusted code:
+// its factory also gets the agentfile's [env.sandbox] settings
+// (Isolation, ReadOnlyDirs), which LoadEnv passes from SourceRef.Sandbox.
+func RegisterSandboxedEnv(name string, f SandboxedEnvFactory) {
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.envs[name]; dup {
+		panic("core: RegisterSandboxedEnv called twice for " + name)
+	}
+	registry.sandboxed[name] = f
+	registry.envs[name] = func(params map[string]any) (Env, error) { return f(params, Sandbox{}) }
 }
 
 // RegisterReward makes a built-in reward available as "builtin:NAME".
@@ -227,6 +268,9 @@ func LoadEnv(ctx context.Context, ref SourceRef) (EnvSource, error) {
 		f, ok := registry.envs[ref.Path]
 		if !ok {
 			return nil, fmt.Errorf("env %s: no built-in env %q (have %s)", ref, ref.Path, strings.Join(slices.Sorted(maps.Keys(registry.envs)), ", "))
+		}
+		if sf, ok := registry.sandboxed[ref.Path]; ok {
+			f = func(params map[string]any) (Env, error) { return sf(params, ref.Sandbox) }
 		}
 		src, err := NewEnvSource(f, ref.Params)
 		if err != nil {

@@ -1,6 +1,8 @@
 package core_test
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,5 +85,41 @@ func TestOpenAfterCloseIsAnError(t *testing.T) {
 	}
 	if e, err := src.Open(); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Fatalf("Open after Close: %v, %v", e, err)
+	}
+}
+
+// A built-in env registered with RegisterSandboxedEnv gets the source's
+// [env.sandbox] settings; Validate rejects an unknown isolation.
+func TestSandboxedEnvGetsTheSandboxSettings(t *testing.T) {
+	var got []core.Sandbox
+	core.RegisterSandboxedEnv("test-sandboxed", func(_ map[string]any, sb core.Sandbox) (core.Env, error) {
+		got = append(got, sb)
+		return &countedEnv{simEnv: simEnv{caps: core.CapSimulate}}, nil
+	})
+	want := core.Sandbox{Isolation: core.IsolationNone, ReadOnlyDirs: []string{"/opt/venv"}}
+	src, err := core.LoadEnv(context.Background(), core.SourceRef{Scheme: "builtin", Path: "test-sandboxed", Sandbox: want})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Isolation != want.Isolation || got[1].ReadOnlyDirs[0] != "/opt/venv" {
+		t.Fatalf("factory got %+v, want %+v twice", got, want)
+	}
+	if envs, _ := core.Builtins(); !slices.Contains(envs, "test-sandboxed") {
+		t.Errorf("Builtins() = %v lacks the sandboxed env", envs)
+	}
+	for _, iso := range []string{"", core.IsolationFull, core.IsolationNone} {
+		if err := (core.Sandbox{Isolation: iso}).Validate(); err != nil {
+			t.Errorf("isolation %q: %v", iso, err)
+		}
+	}
+	err = core.Sandbox{Isolation: "partial"}.Validate()
+	if err == nil || !strings.Contains(err.Error(), `isolation: must be "full" (the default) or "none", got "partial"`) {
+		t.Errorf("isolation \"partial\": %v", err)
 	}
 }

@@ -131,7 +131,7 @@ import (
 const Name = "coding"
 
 func init() {
-	core.RegisterEnv(Name, func(params map[string]any) (core.Env, error) { return New(params) })
+	core.RegisterSandboxedEnv(Name, func(params map[string]any, sb core.Sandbox) (core.Env, error) { return NewSandboxed(params, sb) })
 }
 
 // The decisions, indexing Spec().Decisions.
@@ -340,8 +340,15 @@ type pending struct {
 	req      core.ChatRequest
 }
 
-// New makes the env from its params (see Params; unknown keys are errors).
+// New makes the env from its params (see Params; unknown keys are errors),
+// with the default sandbox settings (full isolation).
 func New(params map[string]any) (*Env, error) {
+	return NewSandboxed(params, core.Sandbox{})
+}
+
+// NewSandboxed is New with the agentfile's [env.sandbox]: its isolation
+// and read_only_dirs apply to the Python sandbox that runs the code.
+func NewSandboxed(params map[string]any, sbc core.Sandbox) (*Env, error) {
 	p := DefaultParams()
 	if err := core.DecodeParams(params, &p); err != nil {
 		return nil, fmt.Errorf("env coding: %w", err)
@@ -359,7 +366,7 @@ func New(params map[string]any) (*Env, error) {
 	if err := p.validate(ds); err != nil {
 		return nil, fmt.Errorf("env coding: %w", err)
 	}
-	sb, err := sharedSandbox(p.Interpreter, p.TimeoutS)
+	sb, err := sharedSandbox(p.Interpreter, p.TimeoutS, sbc)
 	if err != nil {
 		return nil, fmt.Errorf("env coding: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/internal/sandbox"
 )
 
@@ -45,7 +46,7 @@ func TestExtractExamples(t *testing.T) {
 }
 
 func TestHarnessRunsExamples(t *testing.T) {
-	sb, err := sharedSandbox("/usr/bin/python3", 2)
+	sb, err := sharedSandbox("/usr/bin/python3", 2, core.Sandbox{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestValidatedExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := DefaultParams()
-	sb, err := sharedSandbox(p.Interpreter, p.TimeoutS)
+	sb, err := sharedSandbox(p.Interpreter, p.TimeoutS, core.Sandbox{})
 	if err != nil {
 		t.Fatal(err)
 	}

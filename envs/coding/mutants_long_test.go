@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/internal/sandbox"
 )
 
@@ -23,7 +24,7 @@ func TestMutantStatisticsLong(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := DefaultParams()
-	sb, err := sharedSandbox(p.Interpreter, p.TimeoutS)
+	sb, err := sharedSandbox(p.Interpreter, p.TimeoutS, core.Sandbox{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/internal/sandbox"
 )
 
@@ -93,18 +94,19 @@ var sandboxes = struct {
 	m map[string]*sandbox.Sandbox
 }{m: map[string]*sandbox.Sandbox{}}
 
-// sharedSandbox returns the process's sandbox for an interpreter and
-// timeout, so that every env instance (one per rollout worker) shares one
-// result cache and one parallelism bound.
-func sharedSandbox(interpreter string, timeoutS float64) (*sandbox.Sandbox, error) {
-	key := fmt.Sprintf("%s|%g", interpreter, timeoutS)
+// sharedSandbox returns the process's sandbox for an interpreter, timeout
+// and [env.sandbox] settings, so that every env instance (one per rollout
+// worker) shares one result cache and one parallelism bound.
+func sharedSandbox(interpreter string, timeoutS float64, sbc core.Sandbox) (*sandbox.Sandbox, error) {
+	key := fmt.Sprintf("%s|%g|%s|%q", interpreter, timeoutS, sbc.Isolation, sbc.ReadOnlyDirs)
 	sandboxes.Lock()
 	defer sandboxes.Unlock()
 	if sb, ok := sandboxes.m[key]; ok {
 		return sb, nil
 	}
 	d := time.Duration(timeoutS * float64(time.Second))
-	sb, err := sandbox.New(sandbox.Config{Interpreter: []string{interpreter, "-I"}, WallTimeout: d, CPUTime: d})
+	sb, err := sandbox.New(sandbox.Config{Interpreter: []string{interpreter, "-I"}, WallTimeout: d, CPUTime: d,
+		Isolation: sandbox.IsolationMode(sbc.Isolation), ReadOnlyPaths: sbc.ReadOnlyDirs})
 	if err != nil {
 		return nil, err
 	}

@@ -1,36 +1,68 @@
 // Package sandbox runs untrusted Python programs in isolated, resource-limited
 // child processes and caches their results.
 //
-// Every program runs in a fresh temporary working directory (removed
-// afterwards) with an empty environment, standard input from /dev/null and
+// Every program gets a fresh working directory holding main.py (its Code
+// then its Test), an empty environment, standard input from /dev/null and
 // the interpreter `/usr/bin/python3 -I` by default (never a shim found on
-// $PATH). Isolation, from the outside in:
+// $PATH). Isolation, with [IsolationFull] (the default):
+//
+//   - Namespaces: each run is a re-execution of the running binary
+//     (/proc/self/exe, as the run's init) in fresh user, mount, PID,
+//     network, IPC and UTS namespaces. Its user namespace maps uid 0 to one
+//     host uid: the caller's when it is not root; as root, a uid of the run
+//     alone ([Config.IsolatedUIDBase] + the run's slot). As root where user
+//     namespaces are refused, the init runs as root in the other namespaces
+//     and switches to that uid after the setup.
+//   - File system: the init mounts a root of the run's own (a tmpfs) over
+//     the host work dir in its mount namespace, binds read-only into it
+//     /usr, /bin, /sbin, /lib* (symbolic links copied as links), a few
+//     files of /etc (the dynamic loader's cache, the time zone, Python's
+//     site configuration; passwd, group, hosts and hostname are generated),
+//     /dev/null, zero, full, random and urandom, a fresh /proc of the run's
+//     PID namespace where the kernel allows it, and [Config.ReadOnlyPaths];
+//     then pivot_root into it, detaches the old root and makes the new root
+//     read-only. The home directory, the repository, the datasets, other
+//     runs' files and the rest of the host are not there at all.
+//   - Writable area: one private tmpfs of [Config.DiskBytes] (default 64
+//     MiB) holds /tmp, /dev/shm and the work dir (/tmp/troupe-sandbox-…):
+//     the run's total disk quota (beyond it writes fail with ENOSPC and
+//     the run's Stop is [StopDisk]); it vanishes with the run.
+//   - Privileges: before it executes the interpreter the init empties the
+//     capability bounding and ambient sets, sets the securebits that keep
+//     uid 0 from regaining capabilities at exec (or has switched uid) and
+//     no_new_privs.
+//   - Processes: RLIMIT_NPROC ([Config.Processes]) is per run: the kernel
+//     counts processes per (user namespace, uid) since Linux 5.14, and as
+//     root each run in flight has a uid of its own anyway; so a fork bomb
+//     in one run does not starve the runs beside it. (cgroups are not
+//     used: pids.max would need a writable, delegated cgroup tree.)
+//   - Network: the network namespace has only a downed loopback.
+//
+// Whether this works is checked once per process, in [New], which fails
+// (wrapping [ErrNoIsolation], saying why and what would be unprotected)
+// where it cannot be set up: not Linux, not root and no unprivileged user
+// namespaces. [IsolationNone] opts out explicitly, for trusted code or
+// such machines; [New] then logs once what is unprotected ([Unprotected]).
+//
+// With either mode:
 //
 //   - Process group: the child gets its own process group (Setpgid). When the
 //     wall timeout fires, or the context is cancelled, or the program ends,
 //     the whole group is sent SIGKILL until none of it is left, and the child
-//     is waited for, so nothing outlives a run.
-//   - Namespaces: a fresh network namespace (no interface but a downed
-//     loopback, so no connection can be made) and a fresh PID namespace, in
-//     which the program is PID 1: when it dies the kernel kills every process
-//     it left behind. As root the clone flags are CLONE_NEWNET|CLONE_NEWPID;
-//     otherwise CLONE_NEWUSER is added with the caller's uid mapped to
-//     itself. Where the kernel refuses (no user namespaces, seccomp), the
-//     sandbox falls back to running without namespaces and logs one warning
-//     (log/slog) for the life of the process; [Sandbox.Isolation] says which.
-//   - Unprivileged user: when the caller is root the program runs as
-//     uid/gid 65534 ("nobody", [Config.UID]), so that it cannot write outside
-//     its working directory and world-writable places, and so that the
-//     kernel enforces RLIMIT_NPROC (which it does not for root).
-//   - Resource limits (setrlimit in the child): CPU time, address space, file
-//     size, open files, processes, and core dumps 0. The limits are set by
-//     re-executing through util-linux's prlimit(1) (`prlimit --cpu=… --
-//     python3 -I main.py`), which sets them in its own process and execs the
-//     interpreter; this costs one extra exec (~1 ms) and works for any
-//     interpreter. Where prlimit is not installed, a four-line bootstrap
-//     given to the interpreter with -c sets the same limits with Python's
-//     resource module and then executes main.py in a fresh __main__
-//     namespace ([Config.Limiter] selects either).
+//     is waited for, so nothing outlives a run. In a PID namespace the
+//     program is PID 1: when it dies the kernel kills every process it left.
+//   - Resource limits: CPU time, address space, file size, open files,
+//     processes, and core dumps 0. With IsolationFull the init sets them
+//     just before it executes the interpreter ([LimiterInit]).
+//
+// With IsolationNone a run is a host process in a temporary directory
+// under [Config.TempDir]: as uid/gid 65534 ([Config.UID]) when the caller
+// is root, in fresh network and PID namespaces where the kernel allows them
+// (CLONE_NEWUSER added when not root; without them it logs one warning and
+// [Sandbox.Isolation] says so), with limits set by re-executing through
+// util-linux's prlimit(1) (one extra exec, ~1 ms) or, where prlimit is not
+// installed, a bootstrap that sets them with Python's resource module
+// ([Config.Limiter]).
 //
 // A [Result] carries the exit status, bounded stdout and stderr, why the
 // program was stopped (wall timeout, CPU limit, memory limit, …) and its wall
@@ -39,6 +71,9 @@
 // that is safe for concurrent use; concurrent requests for the same key share
 // one execution. Cancelled runs are not cached, nor wall timeouts of programs
 // that spent most of the timeout waiting rather than computing.
+//
+// A binary that runs isolated programs must import this package (its init
+// turns a re-executed process into a run's init before main starts).
 package sandbox
 
 import (
@@ -47,11 +82,13 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +105,10 @@ const (
 	LimiterAuto    Limiter = ""
 	LimiterPrlimit Limiter = "prlimit"
 	LimiterPython  Limiter = "python"
+	// LimiterInit is reported by [Sandbox.Isolation] with IsolationFull:
+	// the isolated run's init sets the limits itself before it executes
+	// the interpreter (no extra exec). It is not a Config choice.
+	LimiterInit Limiter = "init"
 )
 
 // Config configures a [Sandbox]. The zero value of a field selects its
@@ -101,13 +142,43 @@ type Config struct {
 	CacheEntries int
 	// CacheBytes bounds the output bytes the cache holds. Default 64 MiB.
 	CacheBytes int64
-	// UID and GID are the user the program runs as when the caller is root.
-	// Default 65534 ("nobody"); -1 keeps root (RLIMIT_NPROC is then not
-	// enforced). Ignored when the caller is not root.
+	// UID and GID are the user the program runs as when the caller is root
+	// and Isolation is IsolationNone. Default 65534 ("nobody"); -1 keeps
+	// root (RLIMIT_NPROC is then not enforced). Ignored when the caller is
+	// not root.
 	UID, GID int
-	// NoNamespaces disables the network and PID namespaces.
+	// NoNamespaces disables the network and PID namespaces of
+	// IsolationNone.
+	//
+	// Deprecated: set Isolation to IsolationNone. NoNamespaces with the
+	// zero Isolation selects IsolationNone; with IsolationFull it is an
+	// error.
 	NoNamespaces bool
-	// Limiter selects how rlimits are set; see the package comment.
+	// Isolation selects how runs are isolated from the host: IsolationFull
+	// (the default) or IsolationNone; see [IsolationMode]. With
+	// IsolationFull, New fails when the isolation cannot be set up, naming
+	// what would be unprotected.
+	Isolation IsolationMode
+	// DiskBytes bounds all a run may write, together: its work dir, /tmp
+	// and /dev/shm are one private tmpfs of this size (ENOSPC beyond it;
+	// Stop is StopDisk). Default 64 MiB. IsolationFull only; FileSizeBytes
+	// still bounds each file.
+	DiskBytes uint64
+	// ReadOnlyPaths are host paths (absolute) that runs see read-only at
+	// the same path, in addition to the system directories (/usr, /bin,
+	// /lib*, a few files of /etc): e.g. the virtualenv Interpreter lives
+	// in. Everything else of the host is invisible. IsolationFull only.
+	ReadOnlyPaths []string
+	// IsolatedUIDBase is, when the caller is root, the first of the host
+	// uids isolated runs are mapped to: each run in flight in this process
+	// gets its own (base, base+1, …), so that RLIMIT_NPROC, which the
+	// kernel counts per user, is per run, and no run shares a uid with a
+	// host user. Default 1<<30. IsolationFull only; ignored when the
+	// caller is not root (runs then map to the caller's uid, and each
+	// run's own user namespace keeps its process count apart).
+	IsolatedUIDBase int
+	// Limiter selects how rlimits are set with IsolationNone; see the
+	// package comment. With IsolationFull the run's init sets them.
 	Limiter Limiter
 	// Prlimit is the prlimit binary. Default: /usr/bin/prlimit, /bin/prlimit
 	// or prlimit on $PATH, whichever exists first.
@@ -160,8 +231,50 @@ func (c Config) withDefaults() Config {
 	if c.TempDir == "" {
 		c.TempDir = os.TempDir()
 	}
+	if c.Isolation == "" {
+		c.Isolation = IsolationFull
+		if c.NoNamespaces {
+			c.Isolation = IsolationNone
+		}
+	}
+	if c.DiskBytes == 0 {
+		c.DiskBytes = 64 << 20
+	}
+	if c.IsolatedUIDBase == 0 {
+		c.IsolatedUIDBase = 1 << 30
+	}
 	return c
 }
+
+// IsolationMode names how runs are isolated from the host.
+type IsolationMode string
+
+// The isolation modes.
+const (
+	// IsolationFull runs each program in fresh user, mount, PID, network,
+	// IPC and UTS namespaces, under a root of its own: the system
+	// directories read-only (/usr, /bin, /lib*, a few files of /etc), a
+	// private size-limited tmpfs for its work dir, /tmp and /dev/shm
+	// (Config.DiskBytes), nothing else of the host (no home directory,
+	// repository, datasets or other runs' files), no network, no
+	// capability, and a process count of its own (Config.Processes). It
+	// needs Linux and either root or unprivileged user namespaces.
+	IsolationFull IsolationMode = "full"
+	// IsolationNone gives up that isolation: programs run as a host
+	// process (as Config.UID when the caller is root), with rlimits, a
+	// process group and, where the kernel allows, network and PID
+	// namespaces only. See [Unprotected] for what that exposes. Choose it
+	// only for trusted code or where isolation cannot be had.
+	IsolationNone IsolationMode = "none"
+)
+
+// Unprotected says what a program run with IsolationNone can do: the
+// text of the warning New logs and of the error when IsolationFull cannot
+// be set up.
+const Unprotected = "without isolation a program can read every file the user running troupe can read " +
+	"(the home directory and its keys, the repository, the datasets' hidden tests), write wherever that user can " +
+	"(/tmp, /dev/shm, the home directory), fill the disk (only each file's size is limited) and use up the " +
+	"process limit it shares with every other run of that user"
 
 // Program is one program to run: Code followed by Test, written to main.py.
 // The split only matters for the cache key.
@@ -214,7 +327,8 @@ const (
 	StopFileSize  Stop = "file_size_limit"
 	StopOpenFiles Stop = "open_files_limit"
 	StopProcesses Stop = "process_limit"
-	StopSignal    Stop = "signal" // killed by some other signal
+	StopDisk      Stop = "disk_limit" // Config.DiskBytes (ENOSPC)
+	StopSignal    Stop = "signal"     // killed by some other signal
 )
 
 // Result is the outcome of one run.
@@ -257,15 +371,23 @@ func (r Result) Describe() string {
 
 // Isolation reports which isolation a sandbox actually applies.
 type Isolation struct {
+	// Mode is Config.Isolation.
+	Mode IsolationMode
+	// Filesystem reports a private root per run (IsolationFull): host
+	// files hidden but for read-only system directories, a private
+	// size-limited /tmp, /dev/shm and work dir.
+	Filesystem bool
 	// Namespaces reports fresh network and PID namespaces.
 	Namespaces bool
-	// UserNamespace reports that a user namespace was needed for them.
+	// UserNamespace reports that runs have a user namespace each.
 	UserNamespace bool
-	// UID is the uid programs run as.
+	// UID is the host uid programs run as; with IsolationFull as root, the
+	// first of the per-run uids (Config.IsolatedUIDBase).
 	UID int
-	// Limiter is how rlimits are set ("prlimit" or "python").
+	// Limiter is how rlimits are set ("prlimit", "python" or "init").
 	Limiter Limiter
-	// Fallback explains what was given up, if anything.
+	// Fallback explains what was given up, if anything: with
+	// IsolationNone it says what is unprotected.
 	Fallback string
 }
 
@@ -308,6 +430,10 @@ type Sandbox struct {
 	stats    Stats
 	// refuseNS makes namespace starts fail, to test the fallback.
 	refuseNS bool
+	// isolated is Config.Isolation == IsolationFull; userNS says whether
+	// its runs get a user namespace (else the caller is root and runs
+	// switch to their uid after the setup).
+	isolated, userNS bool
 }
 
 type call struct {
@@ -320,9 +446,40 @@ type call struct {
 var warnOnce sync.Once
 
 // New returns a sandbox. It checks that the interpreter exists and is
-// executable, and finds prlimit when the limiter needs it.
+// executable, and finds prlimit when the limiter needs it. With
+// IsolationFull it checks, once per process, that the isolation can be set
+// up, and fails if it cannot; with IsolationNone it logs (once) what is
+// unprotected.
 func New(cfg Config) (*Sandbox, error) {
+	return newSandbox(cfg, testHooks{})
+}
+
+// testHooks make New behave as on another machine.
+type testHooks struct {
+	refuseNS bool // every namespace is refused
+	noUserNS bool // user namespaces are refused (root path only)
+}
+
+func newSandbox(cfg Config, hooks testHooks) (*Sandbox, error) {
 	cfg = cfg.withDefaults()
+	switch {
+	case cfg.Isolation != IsolationFull && cfg.Isolation != IsolationNone:
+		return nil, fmt.Errorf("sandbox: unknown isolation %q (want %q or %q)", cfg.Isolation, IsolationFull, IsolationNone)
+	case cfg.Isolation == IsolationFull && cfg.NoNamespaces:
+		return nil, fmt.Errorf("sandbox: NoNamespaces contradicts isolation %q (namespaces are how it isolates)", IsolationFull)
+	case cfg.DiskBytes < 1<<20:
+		return nil, fmt.Errorf("sandbox: disk quota %d bytes: want at least 1 MiB", cfg.DiskBytes)
+	case cfg.IsolatedUIDBase < 1 || cfg.IsolatedUIDBase > 1<<31:
+		return nil, fmt.Errorf("sandbox: isolated uid base %d: want in [1, 2^31]", cfg.IsolatedUIDBase)
+	}
+	for _, p := range cfg.ReadOnlyPaths {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("sandbox: read-only path %q: want an absolute path", p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("sandbox: read-only path: %w", err)
+		}
+	}
 	switch {
 	case cfg.WallTimeout < 0 || cfg.CPUTime < 0:
 		return nil, fmt.Errorf("sandbox: negative timeout (wall %v, cpu %v)", cfg.WallTimeout, cfg.CPUTime)
@@ -369,7 +526,69 @@ func New(cfg Config) (*Sandbox, error) {
 		s.nsState = -1
 		s.fallback = "namespaces disabled by configuration"
 	}
+	s.refuseNS = hooks.refuseNS
+	if cfg.Isolation == IsolationNone {
+		if s.fallback != "" {
+			s.fallback += "; "
+		}
+		s.fallback += "isolation \"none\": " + Unprotected
+		noneWarnOnce.Do(func() {
+			slog.Warn("sandbox: isolation = \"none\": untrusted programs run unisolated; " + Unprotected)
+		})
+		return s, nil
+	}
+	if err := checkVisible(cfg); err != nil {
+		return nil, err
+	}
+	userNS, err := probeIsolation(cfg, s.root, hooks)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w: cannot isolate the programs it runs (%v), so it refuses to run them: %s. "+
+			"Run as root or where unprivileged user namespaces are enabled (sysctl user.max_user_namespaces > 0, "+
+			"kernel.unprivileged_userns_clone = 1; on Ubuntu kernel.apparmor_restrict_unprivileged_userns = 0), or accept the risk with isolation = \"none\" in [env.sandbox] "+
+			"(Config.Isolation = IsolationNone)", ErrNoIsolation, err, Unprotected)
+	}
+	s.isolated, s.userNS = true, userNS
+	s.nsState = 1
 	return s, nil
+}
+
+// ErrNoIsolation is wrapped by New's error when IsolationFull cannot be
+// set up on this machine (test with errors.Is); the error says why and
+// what would be unprotected.
+var ErrNoIsolation = errors.New("isolation unavailable")
+
+// noneWarnOnce makes the IsolationNone warning appear once per process.
+var noneWarnOnce sync.Once
+
+// checkVisible reports an interpreter that an isolated run would not see:
+// one whose path, or the file it links to, lies outside the system
+// directories and Config.ReadOnlyPaths.
+func checkVisible(cfg Config) error {
+	visible := append(slices.Clone(systemBinds), cfg.ReadOnlyPaths...)
+	under := func(p string, resolve bool) bool {
+		for _, v := range visible {
+			if resolve {
+				var err error
+				if v, err = filepath.EvalSymlinks(v); err != nil {
+					continue
+				}
+			}
+			if rel, err := filepath.Rel(v, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+				return true
+			}
+		}
+		return false
+	}
+	interp := filepath.Clean(cfg.Interpreter[0])
+	real, err := filepath.EvalSymlinks(interp)
+	if err != nil {
+		return fmt.Errorf("sandbox: interpreter: %w", err)
+	}
+	if !under(interp, false) || !under(real, true) {
+		return fmt.Errorf("sandbox: interpreter %s (%s) is outside what isolated runs see (%s): add its installation directory to ReadOnlyPaths ([env.sandbox] read_only_dirs)",
+			interp, real, strings.Join(visible, ", "))
+	}
+	return nil
 }
 
 func findPrlimit(p string) (string, error) {
@@ -398,7 +617,14 @@ func (s *Sandbox) Config() Config { return s.cfg }
 func (s *Sandbox) Isolation() Isolation {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	iso := Isolation{Namespaces: s.nsState >= 0, UserNamespace: s.nsState >= 0 && !s.root, UID: os.Geteuid(), Limiter: s.limiter, Fallback: s.fallback}
+	if s.isolated {
+		iso := Isolation{Mode: IsolationFull, Filesystem: true, Namespaces: true, UserNamespace: s.userNS, UID: os.Geteuid(), Limiter: LimiterInit}
+		if s.root {
+			iso.UID = s.cfg.IsolatedUIDBase
+		}
+		return iso
+	}
+	iso := Isolation{Mode: IsolationNone, Namespaces: s.nsState >= 0, UserNamespace: s.nsState >= 0 && !s.root, UID: os.Geteuid(), Limiter: s.limiter, Fallback: s.fallback}
 	if s.root && s.cfg.UID >= 0 {
 		iso.UID = s.cfg.UID
 	}
@@ -529,6 +755,17 @@ func (s *Sandbox) execute(ctx context.Context, p Program) (Result, error) {
 	if err := os.WriteFile(main, []byte(p.Source()), 0o644); err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
+	if s.isolated {
+		res, err := s.startIsolated(ctx, dir)
+		if err != nil {
+			return Result{}, fmt.Errorf("sandbox: isolated run: %w", err)
+		}
+		s.mu.Lock()
+		s.stats.Runs++
+		s.stats.RunWall += res.Wall
+		s.mu.Unlock()
+		return res, nil
+	}
 	runAs := s.root && s.cfg.UID >= 0
 	if runAs {
 		if err := os.Chown(dir, s.cfg.UID, s.cfg.GID); err != nil {
@@ -611,11 +848,6 @@ func (s *Sandbox) start(ctx context.Context, dir string, useNS, runAs bool) (Res
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = []string{}
-	stdout := &boundedBuffer{max: s.cfg.OutputBytes}
-	stderr := &boundedBuffer{max: s.cfg.OutputBytes}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	// If a process escaped the group and holds the pipes, do not wait for it.
-	cmd.WaitDelay = 500 * time.Millisecond
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if runAs {
 		attr.Credential = &syscall.Credential{Uid: uint32(s.cfg.UID), Gid: uint32(s.cfg.GID), Groups: []uint32{}}
@@ -635,8 +867,29 @@ func (s *Sandbox) start(ctx context.Context, dir string, useNS, runAs bool) (Res
 	if useNS && s.refuseNS {
 		return Result{}, &os.SyscallError{Syscall: "clone", Err: syscall.EPERM}
 	}
+	return s.wait(ctx, cmd, nil)
+}
+
+// wait starts cmd and waits for it under the wall timeout and ctx, then
+// kills what is left of its process group. setupErr, if not nil, is the
+// read end of the pipe an isolated run's init reports a setup failure on
+// (its write end is cmd.ExtraFiles[0]): a report is an error, not a
+// Result.
+func (s *Sandbox) wait(ctx context.Context, cmd *exec.Cmd, setupErr *os.File) (Result, error) {
+	stdout := &boundedBuffer{max: s.cfg.OutputBytes}
+	stderr := &boundedBuffer{max: s.cfg.OutputBytes}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// If a process escaped the group and holds the pipes, do not wait for it.
+	cmd.WaitDelay = 500 * time.Millisecond
+	if setupErr != nil {
+		defer setupErr.Close()
+	}
 	begin := time.Now()
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	for _, f := range cmd.ExtraFiles {
+		f.Close()
+	}
+	if err != nil {
 		return Result{}, err
 	}
 	pgid := cmd.Process.Pid
@@ -674,6 +927,12 @@ func (s *Sandbox) start(ctx context.Context, dir string, useNS, runAs bool) (Res
 	st := cmd.ProcessState
 	if st == nil {
 		return Result{}, fmt.Errorf("wait: %w", waitErr)
+	}
+	if setupErr != nil {
+		msg, _ := io.ReadAll(io.LimitReader(setupErr, 4096))
+		if len(msg) > 0 {
+			return Result{}, fmt.Errorf("setup: %s", msg)
+		}
 	}
 	res.CPU = st.UserTime() + st.SystemTime()
 	res.ExitCode = st.ExitCode()
@@ -717,6 +976,8 @@ func classify(ws syscall.WaitStatus, stderr []byte) Stop {
 		return StopOpenFiles
 	case bytes.HasPrefix(last, []byte("BlockingIOError: [Errno 11]")): // EAGAIN from fork
 		return StopProcesses
+	case bytes.Contains(last, []byte("[Errno 28]")): // ENOSPC: the disk quota
+		return StopDisk
 	}
 	return StopNone
 }
