@@ -97,11 +97,21 @@ func (r StepResult) Done() bool { return r.Terminated || r.Truncated }
 
 // Env is a collaborative task. An Env is used by one goroutine at a time;
 // the runtime opens one instance per worker.
+//
+// An env must replay: after Reset(seed), the same sequence of joint actions
+// (decisions and texts) must give the same observations (features, texts,
+// masks), rewards, episode ends, states, metrics and artifacts, to the bit,
+// on every instance and whatever episodes the instance played before. So
+// all randomness comes from the seed (not the clock, a global generator or
+// map order) and Reset clears every per-episode state. Training with
+// credit = "counterfactual" relies on it: it resets an env with a played
+// episode's seed, feeds the recorded actions up to a branch point, and
+// plays another decision there. envtest.Check checks it.
 type Env interface {
 	// Spec describes the env. It must not change over the env's life.
 	Spec() EnvSpec
 	// Reset starts an episode. The same seed must reproduce the same
-	// episode for the same actions.
+	// episode for the same actions (see the replay rule above).
 	Reset(seed uint64) ([]Observation, error)
 	// Step applies the joint action, one Action per agent.
 	Step(actions []Action) (StepResult, error)

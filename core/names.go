@@ -33,6 +33,21 @@ const (
 	// MetricBudgetStopped is 1 when a token budget ended the episode and
 	// 0 otherwise; set by the runtime.
 	MetricBudgetStopped = "budget_stopped"
+	// MetricLLMRequests, MetricLLMRetries, MetricLLMRateLimited,
+	// MetricLLMServerErrors, MetricLLMTimeouts and MetricLLMWait are the
+	// episode's LLM traffic (the fields of [Traffic], summed over its
+	// calls, failed calls included): HTTP requests sent, retries,
+	// responses with status 429, responses with a 5xx status, requests
+	// that timed out, and seconds spent waiting for a retry or a rate
+	// limit. The runtime sets them when an agent of the team uses an LLM
+	// other than the simulated one (which makes no requests); see
+	// [Traffic.Metrics].
+	MetricLLMRequests     = "llm_requests"
+	MetricLLMRetries      = "llm_retries"
+	MetricLLMRateLimited  = "llm_rate_limited"
+	MetricLLMServerErrors = "llm_server_errors"
+	MetricLLMTimeouts     = "llm_timeouts"
+	MetricLLMWait         = "llm_wait_s"
 	// MetricReturn is the team's return (the sum of its per-step
 	// rewards). Reported by envs with a return, such as lbf and matrix;
 	// the "return" reward reads it.
@@ -44,7 +59,26 @@ const (
 	// MetricConsistency is a document's consistency score in [0, 1],
 	// reported by the "writing.consistency" reward.
 	MetricConsistency = "consistency"
+	// MetricReplayedCalls is the number of recorded LLM completions an
+	// env replayed itself instead of having the runtime call an LLM (the
+	// classeval env replays the completions real models wrote). An env
+	// that lists it in EnvSpec.Metrics and has no decision needing text
+	// has its results labelled "replay" (rollout's Setup.Backend).
+	MetricReplayedCalls = "replayed_calls"
 )
+
+// Metrics returns t as episode metrics, keyed by the MetricLLMRequests …
+// MetricLLMWait names.
+func (t Traffic) Metrics() map[string]float64 {
+	return map[string]float64{
+		MetricLLMRequests:     float64(t.Requests),
+		MetricLLMRetries:      float64(t.Retries),
+		MetricLLMRateLimited:  float64(t.RateLimited),
+		MetricLLMServerErrors: float64(t.ServerErrors),
+		MetricLLMTimeouts:     float64(t.Timeouts),
+		MetricLLMWait:         t.WaitSeconds,
+	}
+}
 
 // ArtifactDocument is the artifact that holds a writing task's final
 // document (Markdown). The writing env puts it in StepResult.Artifacts and

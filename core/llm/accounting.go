@@ -103,9 +103,11 @@ func (a *accounting) Agent(agent int) totals {
 // tokenizers. It is used only when no real count is available.
 func estimateTokens(s string) int { return (len(s) + 3) / 4 }
 
-// estimatePromptTokens approximates the prompt tokens of a request: each
-// message's content plus a few tokens of chat-template framing.
-func estimatePromptTokens(msgs []core.Message) int {
+// EstimatePromptTokens approximates the prompt tokens of a request: each
+// message's content plus a few tokens of chat-template framing. The
+// backends use it when no real count is available, and the runtime to
+// fit a call into what is left of a token budget.
+func EstimatePromptTokens(msgs []core.Message) int {
 	n := 3
 	for _, m := range msgs {
 		n += 4 + estimateTokens(m.Content)

@@ -90,8 +90,9 @@ type Config struct {
 	Sim LatencyModel `toml:"sim"`
 
 	// Logger, if set, receives one Warn record per retry of the openai
-	// backend (endpoint, agent, attempt, status, delay, error). It is not
-	// a setting of the agentfile; nil logs nothing.
+	// backend, before its wait (endpoint, agent, attempt, status, delay,
+	// retry_after: whether the server's Retry-After set the delay,
+	// error). It is not a setting of the agentfile; nil logs nothing.
 	Logger *slog.Logger `toml:"-"`
 }
 

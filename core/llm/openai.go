@@ -263,7 +263,7 @@ func (o *openAIClient) Chat(ctx context.Context, req core.ChatRequest) (core.Cha
 		o.acc.RecordFailure(req.Agent, 0)
 		return core.ChatResponse{}, &CallError{Endpoint: o.endpoint, msg: err.Error()}
 	}
-	estimate := estimatePromptTokens(req.Messages) + max(req.MaxTokens, 0)
+	estimate := EstimatePromptTokens(req.Messages) + max(req.MaxTokens, 0)
 	var traffic core.Traffic
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
@@ -276,7 +276,7 @@ func (o *openAIClient) Chat(ctx context.Context, req core.ChatRequest) (core.Cha
 			u := core.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens, Backend: string(BackendOpenAI)}
 			estimated := u.PromptTokens == 0 && u.CompletionTokens == 0
 			if estimated {
-				u.PromptTokens = estimatePromptTokens(req.Messages)
+				u.PromptTokens = EstimatePromptTokens(req.Messages)
 				u.CompletionTokens = estimateTokens(text)
 			}
 			if o.tpm != nil {
@@ -306,7 +306,7 @@ func (o *openAIClient) Chat(ctx context.Context, req core.ChatRequest) (core.Cha
 		if o.cfg.Logger != nil {
 			o.cfg.Logger.Warn("llm call retrying", "backend", string(BackendOpenAI), "endpoint", o.endpoint,
 				"agent", req.Agent, "decision", req.Decision, "attempt", attempt+1, "status", aerr.status,
-				"delay", delay, "error", o.redact(aerr.msg))
+				"delay", delay, "retry_after", aerr.retryAfter > 0, "error", o.redact(aerr.msg))
 		}
 		waited := time.Now()
 		err := sleepCtx(ctx, delay)

@@ -478,13 +478,13 @@ func TestOpenAITokensPerMinute(t *testing.T) {
 	const extra = 20 // each call uses 20 tokens more than estimated
 	fs := newFakeServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		req, _ := decodeChat(r)
-		writeCompletion(w, "ok", estimatePromptTokens(req.Messages), req.MaxTokens+extra)
+		writeCompletion(w, "ok", EstimatePromptTokens(req.Messages), req.MaxTokens+extra)
 	})
 	const tpm, calls = 60000, 15 // 1000 tokens/s, bucket of 1000
 	o := newTestOpenAI(t, fs, func(c *Config) { c.TokensPerMinute, c.MaxConcurrency = tpm, 1 })
 	req := userReq(0, "some prompt text")
 	req.MaxTokens = 180
-	est := estimatePromptTokens(req.Messages) + req.MaxTokens
+	est := EstimatePromptTokens(req.Messages) + req.MaxTokens
 	for range calls {
 		if _, err := o.Chat(context.Background(), req); err != nil {
 			t.Fatal(err)

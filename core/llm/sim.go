@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/troupe-dev/troupe/core"
 )
@@ -82,8 +83,10 @@ func (s *Sim) String() string { return "sim(env=" + s.spec.Name + ")" }
 // Chat asks the env's Simulator for the completion, with a generator seeded
 // by rand.NewPCG(req.Seed, simStream) so the same request gives the same
 // text. Token counts come from the Simulator (estimated at four characters
-// a token when it reports zero); Latency comes from the tier's model: the
-// request's Tier, else the decision's DecisionSpec.Tier, else the default.
+// a token when it reports zero); a completion longer than req.MaxTokens
+// (when set) is cut to it, as an endpoint stops at max_tokens. Latency
+// comes from the tier's model: the request's Tier, else the decision's
+// DecisionSpec.Tier, else the default.
 func (s *Sim) Chat(ctx context.Context, req core.ChatRequest) (core.ChatResponse, error) {
 	if err := ctx.Err(); err != nil {
 		s.acc.RecordFailure(req.Agent, 0)
@@ -111,12 +114,18 @@ func (s *Sim) Chat(ctx context.Context, req core.ChatRequest) (core.ChatResponse
 	u := core.Usage{PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, Backend: string(BackendSim)}
 	estimated := false
 	if u.PromptTokens == 0 {
-		u.PromptTokens = estimatePromptTokens(req.Messages)
+		u.PromptTokens = EstimatePromptTokens(req.Messages)
 		estimated = true
 	}
 	if u.CompletionTokens == 0 && c.Text != "" {
 		u.CompletionTokens = estimateTokens(c.Text)
 		estimated = true
+	}
+	text := c.Text
+	if req.MaxTokens > 0 && u.CompletionTokens > req.MaxTokens {
+		// An endpoint stops generating at max_tokens; so does the sim.
+		text = cutText(text, req.MaxTokens, u.CompletionTokens)
+		u.CompletionTokens = req.MaxTokens
 	}
 	tier := req.Tier
 	if tier == "" {
@@ -124,7 +133,17 @@ func (s *Sim) Chat(ctx context.Context, req core.ChatRequest) (core.ChatResponse
 	}
 	u.Latency = s.latencyModel(tier).Latency(u.PromptTokens, u.CompletionTokens)
 	s.acc.RecordCall(req.Agent, u, 0, estimated)
-	return core.ChatResponse{Text: c.Text, Usage: u}, nil
+	return core.ChatResponse{Text: text, Usage: u}, nil
+}
+
+// cutText returns the first keep/of of text (by bytes, never splitting a
+// UTF-8 character): a completion of `of` tokens stopped after keep.
+func cutText(text string, keep, of int) string {
+	n := int(int64(len(text)) * int64(keep) / int64(of))
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	return text[:n]
 }
 
 func (s *Sim) decisionNames() string {

@@ -158,7 +158,7 @@ func TestSimEstimatesMissingTokensAndNeverSleeps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if resp.Usage.PromptTokens != estimatePromptTokens(simReq(0, "", 0).Messages) || resp.Usage.CompletionTokens != estimateTokens(resp.Text) {
+		if resp.Usage.PromptTokens != EstimatePromptTokens(simReq(0, "", 0).Messages) || resp.Usage.CompletionTokens != estimateTokens(resp.Text) {
 			t.Fatalf("usage %+v for %q", resp.Usage, resp.Text)
 		}
 		virtual += resp.Usage.Latency
@@ -168,5 +168,41 @@ func TestSimEstimatesMissingTokensAndNeverSleeps(t *testing.T) {
 	}
 	if tot := s.accounting().Total(); tot.Calls != 1000 || tot.EstimatedUsage != 1000 || tot.Latency != virtual {
 		t.Errorf("accounting %+v", tot)
+	}
+}
+
+// TestSimStopsAtMaxTokens checks that a completion longer than the
+// request's max_tokens is cut to it, text and count, as an endpoint does.
+func TestSimStopsAtMaxTokens(t *testing.T) {
+	es := &echoSim{tok: [2]int{100, 40}}
+	s, err := NewSim(es, simSpec, DefaultConfig().Sim, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.Chat(context.Background(), simReq(0, "draft", 7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := simReq(0, "draft", 7)
+	req.MaxTokens = 10
+	cut, err := s.Chat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut.Usage.CompletionTokens != 10 || cut.Usage.PromptTokens != 100 {
+		t.Errorf("usage %+v, want 100 prompt and 10 completion tokens", cut.Usage)
+	}
+	if want := full.Text[:len(full.Text)*10/40]; cut.Text != want {
+		t.Errorf("text %q, want the first quarter of %q", cut.Text, full.Text)
+	}
+	req.MaxTokens = 40 // exactly enough: nothing cut
+	if same, _ := s.Chat(context.Background(), req); same.Text != full.Text || same.Usage.CompletionTokens != 40 {
+		t.Errorf("max_tokens 40 changed a 40-token completion: %+v", same)
+	}
+	if got := cutText("aé", 1, 2); got != "a" { // byte 1 of 3 starts é; 3*1/2 = 1
+		t.Errorf("cutText(\"aé\", 1, 2) = %q, want \"a\"", got)
+	}
+	if got := cutText("éa", 1, 3); got != "" { // 3*1/3 = 1 is inside é
+		t.Errorf("cutText(\"éa\", 1, 3) = %q, want \"\"", got)
 	}
 }
