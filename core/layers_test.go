@@ -17,10 +17,10 @@ const module = "github.com/troupe-dev/troupe/"
 // RATIONALE.md ("Project structure") says why.
 var layers = [][]string{
 	{"core"},
-	{"core/safetensors", "core/llm"},
+	{"core/safetensors", "core/llm", "core/telemetry"},
 	{"core/policy"},
 	{"core/grpo", "core/rollout"},
-	{"core/envtest", "core/trainer"},
+	{"core/envtest", "core/trainer", "core/cluster"},
 	{"core/agentfile"},
 }
 

@@ -108,6 +108,27 @@ type Loader interface {
 	LoadReward(ctx context.Context, ref SourceRef) (RewardFunc, error)
 }
 
+// SandboxDefaulter is implemented by a [Loader] whose plugins have limits
+// by default: SandboxDefaults returns sb with each zero limit replaced by
+// the one the loader enforces (the Wasm loader's 256 MiB and 5 s, say),
+// so that a run's recorded configuration shows the limits in force.
+type SandboxDefaulter interface {
+	SandboxDefaults(sb Sandbox) Sandbox
+}
+
+// FilledSandbox returns ref.Sandbox with the defaults of the loader of
+// ref's scheme in place of its zero limits ([SandboxDefaulter]); it is
+// unchanged for built-ins and for loaders without defaults.
+func FilledSandbox(ref SourceRef) Sandbox {
+	registry.RLock()
+	l, ok := registry.loaders[ref.Scheme]
+	registry.RUnlock()
+	if d, isDefaulter := l.(SandboxDefaulter); ok && isDefaulter {
+		return d.SandboxDefaults(ref.Sandbox)
+	}
+	return ref.Sandbox
+}
+
 // EnvFactory makes a built-in env from its params.
 type EnvFactory func(params map[string]any) (Env, error)
 

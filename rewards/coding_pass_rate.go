@@ -24,6 +24,9 @@ func (CodingPassRate) Name() string { return "coding.pass_rate" }
 // Components returns ["quality"].
 func (CodingPassRate) Components() []string { return []string{"quality"} }
 
+// RequiredMetrics returns ["pass_rate"].
+func (CodingPassRate) RequiredMetrics() []string { return []string{core.MetricPassRate} }
+
 // Score returns component "quality" and metric "pass_rate", both the
 // episode's metric "pass_rate". It is an error if the metric is missing or
 // outside [0, 1].

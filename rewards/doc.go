@@ -11,6 +11,8 @@
 //   - "writing.consistency": component "quality" (see rewards/consistency).
 //   - "coding.pass_rate": component "quality" = fraction of functions whose
 //     hidden tests pass.
+//   - "classeval.dollars": component "cost" = −clamp(dollars/reference_dollars,
+//     0, 5), the classeval env's cost in money against its reference.
 //
 // Each reads well-known episode metrics (core.MetricMakespan and the others
 // declared in package core), which the envs report.
@@ -67,6 +69,11 @@ func (Makespan) Name() string { return "makespan" }
 // Components returns ["speed"].
 func (Makespan) Components() []string { return []string{"speed"} }
 
+// RequiredMetrics returns ["makespan_s", "reference_makespan_s"].
+func (Makespan) RequiredMetrics() []string {
+	return []string{core.MetricMakespan, core.MetricReferenceMakespan}
+}
+
 // Score returns speed = clamp(1 − makespan_s/reference_makespan_s, −1, 1).
 // A reference of 0 means the env does not normalise time; speed is then 0.
 func (m Makespan) Score(ep *core.Episode) (map[string]float64, map[string]float64, error) {
@@ -94,6 +101,12 @@ func (Tokens) Name() string { return "tokens" }
 // Components returns ["cost"].
 func (Tokens) Components() []string { return []string{"cost"} }
 
+// RequiredMetrics returns ["tokens", "reference_tokens"] ("tokens" is set
+// by the runtime when the env does not report it).
+func (Tokens) RequiredMetrics() []string {
+	return []string{core.MetricTokens, core.MetricReferenceTokens}
+}
+
 // Score returns cost = −clamp(tokens/reference_tokens, 0, 5); 0 when the
 // reference is 0.
 func (t Tokens) Score(ep *core.Episode) (map[string]float64, map[string]float64, error) {
@@ -120,6 +133,9 @@ func (Return) Name() string { return "return" }
 
 // Components returns ["return"].
 func (Return) Components() []string { return []string{"return"} }
+
+// RequiredMetrics returns ["return"].
+func (Return) RequiredMetrics() []string { return []string{core.MetricReturn} }
 
 // Score returns the episode metric "return".
 func (r Return) Score(ep *core.Episode) (map[string]float64, map[string]float64, error) {

@@ -7,7 +7,7 @@
 #   scripts/validate.sh [OUTDIR] [--set key=value]...   (default OUTDIR: runs/validate-TIME)
 #
 # Environment: SEEDS (default "1 2 3 4 5"), TASKS (default "climbing penalty
-# lbf"), TROUPE (a troupe binary; default: built from this tree into OUTDIR),
+# lbf"; also lbf-10x10-3p-3f and lbf-15x15-4p-3f, threshold 0.95), TROUPE (a troupe binary; default: built from this tree into OUTDIR),
 # STAGE (iterations between greedy evaluations, default 10).
 # Extra --set flags go to every training run (for tuning, e.g. TASKS=lbf).
 #
@@ -47,8 +47,8 @@ fi
 # task parameters: stage (iterations between greedy evaluations),
 # threshold (plateau anchor, or 0.95 for LBF), optimum.
 stage_of()     { if [[ -n ${STAGE:-} ]]; then echo "$STAGE"; else echo 10; fi; }
-threshold_of() { case $1 in climbing) echo 175 ;; penalty) echo 50 ;; lbf) echo 0.95 ;; esac; }
-optimum_of()   { case $1 in climbing) echo 275 ;; penalty) echo 250 ;; lbf) echo 1 ;; esac; }
+threshold_of() { case $1 in climbing) echo 175 ;; penalty) echo 50 ;; lbf | lbf-*) echo 0.95 ;; esac; }
+optimum_of()   { case $1 in climbing) echo 275 ;; penalty) echo 250 ;; lbf | lbf-*) echo 1 ;; esac; }
 
 # iterations_of FILE prints train.iterations of an agentfile.
 iterations_of() {
@@ -124,7 +124,9 @@ awk -F'\t' '
   BEGIN {
     thrval["climbing"] = 175; thrval["penalty"] = 50; thrval["lbf"] = 0.95
     optval["climbing"] = 275; optval["penalty"] = 250; optval["lbf"] = 1
+    anchor["lbf-10x10-3p-3f"] = anchor["lbf-15x15-4p-3f"] = "stated target 0.95 (see BENCHMARKS.md)"
   }
+  $1 ~ /^lbf-/ { thrval[$1] = 0.95; optval[$1] = 1; thrname[$1] = "0.95" }
   NR == 1 { next }
   {
     t = $1

@@ -188,6 +188,253 @@ static inline void troupe_get_action(troupe_reader *r, troupe_action *a) {
     a->text = troupe_get_str(r, &a->text_len);
 }
 
+/* troupe_get_mask reads a mask of n decisions (ceil(n/8) bytes, bit d%8 of
+ * byte d/8) into legal[0..n-1] as 0 or 1. */
+static inline void troupe_get_mask(troupe_reader *r, uint8_t *legal, uint32_t n) {
+    for (uint32_t k = 0; k < n; k += 8) {
+        uint32_t b = 0;
+        const uint8_t *q = troupe__take(r, 1);
+        if (q) b = *q;
+        for (uint32_t j = 0; j < 8 && k + j < n; j++) legal[k + j] = (uint8_t)((b >> j) & 1u);
+    }
+}
+
+/* troupe_get_obs_header reads the header of an observations block (the
+ * input of troupe_baseline, after the policy's name) and reports whether
+ * it is the expected one: agents, obs_size and decisions as in the spec. */
+static inline int troupe_get_obs_header(troupe_reader *r, uint32_t agents, uint32_t obs_size,
+                                        uint32_t decisions) {
+    uint32_t a = troupe_get_u32(r), o = troupe_get_u32(r), d = troupe_get_u32(r);
+    return !r->err && a == agents && o == obs_size && d == decisions;
+}
+
+/* troupe_get_observation reads one agent's observation record: its
+ * obs_size features into features, its mask into legal (every decision
+ * legal when the record has none), and its text (aliasing the buffer; may
+ * be NULL to skip it). */
+static inline void troupe_get_observation(troupe_reader *r, uint32_t obs_size, uint32_t decisions,
+                                          double *features, uint8_t *legal, const char **text,
+                                          uint32_t *text_len) {
+    uint32_t flags = troupe_get_u32(r);
+    for (uint32_t i = 0; i < obs_size; i++) features[i] = troupe_get_f64(r);
+    if (flags & 1u) {
+        troupe_get_mask(r, legal, decisions);
+    } else {
+        for (uint32_t d = 0; d < decisions; d++) legal[d] = 1;
+    }
+    uint32_t n;
+    const char *s = troupe_get_str(r, &n);
+    if (text) *text = s;
+    if (text_len) *text_len = n;
+    if (flags & ~1u) r->err = 1;
+}
+
+/* ---- params: troupe_open's JSON object ---------------------------------
+ *
+ * A reader for flat params objects of numbers and booleans, which behaves
+ * as the Go kit's core.DecodeParams: length 0, "null" and "{}" mean no
+ * params; keys match case-insensitively; an unknown key, a wrong type and
+ * bytes that are not a JSON object are errors that name the key:
+ *
+ *   troupe_params p;
+ *   int32_t rc = troupe_params_begin(&p, params_len);
+ *   while (rc == 0 && (rc = troupe_params_next(&p)) == 1) {
+ *       if (troupe_params_key_is(&p, "work")) rc = troupe_params_int(&p, &work);
+ *       else rc = troupe_params_unknown(&p);
+ *   }
+ *   if (rc < 0) return rc;           (the error message is written)
+ *
+ * Read the params before writing the reply: the reply overwrites them. */
+typedef struct {
+    troupe_reader in;
+    int started;
+    char key[128]; /* the current key, NUL-terminated */
+} troupe_params;
+
+static inline void troupe__params_ws(troupe_params *p) {
+    troupe_reader *r = &p->in;
+    while (r->off < r->len && (r->p[r->off] == ' ' || r->p[r->off] == '\n' || r->p[r->off] == '\t' ||
+                               r->p[r->off] == '\r'))
+        r->off++;
+}
+static inline int troupe__params_eat(troupe_params *p, const char *w) {
+    troupe__params_ws(p);
+    uint32_t n = (uint32_t)strlen(w);
+    if (p->in.len - p->in.off >= n && memcmp(p->in.p + p->in.off, w, n) == 0) {
+        p->in.off += n;
+        return 1;
+    }
+    return 0;
+}
+/* troupe__params_fail writes "params: " + a + b + c + d as the error. */
+static inline int32_t troupe__params_fail(int32_t code, const char *a, const char *b, const char *c,
+                                          const char *d) {
+    static char msg[320];
+    msg[0] = 0;
+    const char *parts[5] = {"params: ", a, b, c, d};
+    size_t n = 0;
+    for (int i = 0; i < 5; i++) {
+        size_t k = parts[i] ? strlen(parts[i]) : 0;
+        if (n + k >= sizeof msg) k = sizeof msg - 1 - n;
+        memcpy(msg + n, parts[i], k);
+        n += k;
+    }
+    msg[n] = 0;
+    return troupe_error(code, msg);
+}
+
+/* troupe_params_begin starts reading the params (the first len bytes of
+ * the buffer); 0, or TROUPE_ERR_BAD_INPUT (message written) when they are
+ * not a JSON object. */
+static inline int32_t troupe_params_begin(troupe_params *p, int32_t len) {
+    p->in = troupe_input(len);
+    p->started = 0;
+    p->key[0] = 0;
+    if (p->in.err) return troupe__params_fail(TROUPE_ERR_BAD_INPUT, "length beyond the buffer", 0, 0, 0);
+    troupe__params_ws(p);
+    if (p->in.off == p->in.len) return 0;
+    if (troupe__params_eat(p, "null")) {
+        troupe__params_ws(p);
+        if (p->in.off != p->in.len) return troupe__params_fail(TROUPE_ERR_BAD_INPUT, "malformed JSON", 0, 0, 0);
+        return 0;
+    }
+    if (!troupe__params_eat(p, "{")) return troupe__params_fail(TROUPE_ERR_BAD_INPUT, "want a JSON object", 0, 0, 0);
+    p->started = 1;
+    return 0;
+}
+
+/* troupe_params_next moves to the next key: 1 with p->key set (read its
+ * value next), 0 after the last one, or TROUPE_ERR_BAD_INPUT (message
+ * written) for malformed JSON, a key with escapes or one of 128 bytes or
+ * more. */
+static inline int32_t troupe_params_next(troupe_params *p) {
+    if (!p->started) return 0;
+    if (p->started == 1) {
+        p->started = 2;
+        if (troupe__params_eat(p, "}")) goto end;
+    } else if (!troupe__params_eat(p, ",")) {
+        if (!troupe__params_eat(p, "}")) return troupe__params_fail(TROUPE_ERR_BAD_INPUT, "malformed JSON", 0, 0, 0);
+        goto end;
+    }
+    if (!troupe__params_eat(p, "\"")) return troupe__params_fail(TROUPE_ERR_BAD_INPUT, "malformed JSON", 0, 0, 0);
+    {
+        uint32_t k = 0;
+        while (p->in.off < p->in.len && p->in.p[p->in.off] != '"') {
+            if (p->in.p[p->in.off] == '\\' || k + 1 >= sizeof p->key)
+                return troupe__params_fail(TROUPE_ERR_BAD_INPUT, "a key with escapes or of 128 bytes or more", 0, 0, 0);
+            p->key[k++] = (char)p->in.p[p->in.off++];
+        }
+        p->key[k] = 0;
+    }
+    if (!troupe__params_eat(p, "\"") || !troupe__params_eat(p, ":"))
+        return troupe__params_fail(TROUPE_ERR_BAD_INPUT, "malformed JSON", 0, 0, 0);
+    return 1;
+end:
+    p->started = 0;
+    troupe__params_ws(p);
+    if (p->in.off != p->in.len) return troupe__params_fail(TROUPE_ERR_BAD_INPUT, "trailing bytes after the JSON object", 0, 0, 0);
+    return 0;
+}
+
+/* troupe_params_key_is reports whether the current key is name, ignoring
+ * ASCII case (as Go's encoding/json matches keys). */
+static inline int troupe_params_key_is(const troupe_params *p, const char *name) {
+    size_t i = 0;
+    for (; p->key[i] && name[i]; i++) {
+        char a = p->key[i], b = name[i];
+        if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
+        if (b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
+        if (a != b) return 0;
+    }
+    return p->key[i] == 0 && name[i] == 0;
+}
+
+/* troupe_params_unknown returns TROUPE_ERR_FAILED with the message
+ * 'params: unknown key "KEY"'. */
+static inline int32_t troupe_params_unknown(troupe_params *p) {
+    return troupe__params_fail(TROUPE_ERR_FAILED, "unknown key \"", p->key, "\"", 0);
+}
+
+/* troupe__params_kind names the value at the cursor as Go's encoding/json
+ * does in its errors. */
+static inline const char *troupe__params_kind(troupe_params *p) {
+    troupe__params_ws(p);
+    if (p->in.off >= p->in.len) return "nothing";
+    switch (p->in.p[p->in.off]) {
+    case '"': return "string";
+    case 't': case 'f': return "bool";
+    case '[': return "array";
+    case '{': return "object";
+    case 'n': return "null";
+    }
+    return "number";
+}
+static inline int32_t troupe__params_want(troupe_params *p, const char *want) {
+    static char tail[96];
+    const char *got = troupe__params_kind(p);
+    size_t n = strlen(want);
+    if (n > 40) n = 40;
+    memcpy(tail, want, n);
+    memcpy(tail + n, ", got ", 6);
+    size_t k = strlen(got);
+    memcpy(tail + n + 6, got, k);
+    tail[n + 6 + k] = 0;
+    return troupe__params_fail(TROUPE_ERR_FAILED, "key \"", p->key, "\": want ", tail);
+}
+
+/* troupe_params_f64 reads the current key's value as a number into v
+ * (null keeps v): 0, or TROUPE_ERR_FAILED naming the key when the value is
+ * not a number. */
+static inline int32_t troupe_params_f64(troupe_params *p, double *v) {
+    if (troupe__params_eat(p, "null")) return 0;
+    troupe__params_ws(p);
+    char num[64];
+    uint32_t k = 0;
+    while (p->in.off + k < p->in.len && k + 1 < sizeof num && strchr("+-0123456789.eE", p->in.p[p->in.off + k]) &&
+           p->in.p[p->in.off + k])
+        num[k] = (char)p->in.p[p->in.off + k], k++;
+    num[k] = 0;
+    char *end = NULL;
+    double x = k ? strtod(num, &end) : 0;
+    if (k == 0 || end != num + k || num[0] == '+' || x != x) return troupe__params_want(p, "number");
+    p->in.off += k;
+    *v = x;
+    return 0;
+}
+
+/* troupe_params_int reads the current key's value as an integer (a JSON
+ * number without fraction or exponent that fits in int64) into v (null
+ * keeps v): 0, or TROUPE_ERR_FAILED naming the key. */
+static inline int32_t troupe_params_int(troupe_params *p, long long *v) {
+    if (troupe__params_eat(p, "null")) return 0;
+    troupe__params_ws(p);
+    uint32_t i = p->in.off;
+    int neg = 0;
+    if (i < p->in.len && p->in.p[i] == '-') neg = 1, i++;
+    uint32_t d0 = i;
+    unsigned long long x = 0, limit = neg ? 9223372036854775808ull : 9223372036854775807ull;
+    while (i < p->in.len && p->in.p[i] >= '0' && p->in.p[i] <= '9') {
+        unsigned d = (unsigned)(p->in.p[i] - '0');
+        if (x > (limit - d) / 10) return troupe__params_want(p, "an integer that fits in int64");
+        x = x * 10 + d;
+        i++;
+    }
+    if (i == d0 || (i < p->in.len && (p->in.p[i] == '.' || p->in.p[i] == 'e' || p->in.p[i] == 'E')))
+        return troupe__params_want(p, "int");
+    p->in.off = i;
+    *v = neg ? (long long)(0 - x) : (long long)x;
+    return 0;
+}
+
+/* troupe_params_bool reads the current key's value as true or false into
+ * v as 1 or 0 (null keeps v): 0, or TROUPE_ERR_FAILED naming the key. */
+static inline int32_t troupe_params_bool(troupe_params *p, int *v) {
+    if (troupe__params_eat(p, "null")) return 0;
+    if (troupe__params_eat(p, "true")) return *v = 1, 0;
+    if (troupe__params_eat(p, "false")) return *v = 0, 0;
+    return troupe__params_want(p, "bool");
+}
+
 /* ---- writer ----------------------------------------------------------- */
 
 /* A writer that appends the reply to the buffer, growing it as needed. */

@@ -49,7 +49,7 @@ func (f pluginFlag) Set(v string) error {
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("bench", "bench [--json] [--quick] [--only SECTION,…] [--wasm|--wasm-c|--grpc ENV=FILE]… [--train FILE]… [--target FILE] [--out FILE]", stderr)
+	fs := newFlagSet("bench", "bench [--json] [--quick] [--only SECTION,…] [--wasm|--wasm-c|--grpc ENV=FILE]… [--train FILE]… [--target FILE] [--out FILE]", stdout, stderr)
 	asJSON := fs.Bool("json", false, "print the report as one JSON object instead of tables")
 	out := fs.String("out", "", "also write the JSON report to FILE")
 	quick := fs.Bool("quick", false, "a short run (about 30 s): shorter timings, no time-to-target run")
@@ -89,9 +89,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "troupe: bench: %v\n", runErr)
 		}
 	}()
-	if runErr != nil {
-		code = exitRuntime
-	}
+	code = benchExitCode(rep, runErr, stderr)
 	js, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		fmt.Fprintf(stderr, "troupe: %v\n", err)
@@ -115,6 +113,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitRuntime
 	}
 	return code
+}
+
+// benchExitCode is 1 when the suite failed or any check did not pass
+// (each failed check is named on stderr), else 0.
+func benchExitCode(rep bench.Report, runErr error, stderr io.Writer) int {
+	failed := rep.Failed()
+	for _, c := range failed {
+		fmt.Fprintf(stderr, "troupe: bench: check failed: %s: %.4g %s, want %s %.4g %s\n", c.Name, c.Value, c.Unit, c.Op, c.Bound, c.Unit)
+	}
+	if runErr != nil || len(failed) > 0 {
+		return exitRuntime
+	}
+	return exitOK
 }
 
 // trainDefault lists the training section's default agentfiles.

@@ -6,8 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/trainer"
 )
 
 func init() {
@@ -15,14 +19,14 @@ func init() {
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("eval", "eval [-f agentfile.toml] [--policy FILE] [--episodes N] [--seed S] [--sampled] [--json] [--set key=value]...", stderr)
+	fs := newFlagSet("eval", "eval [-f agentfile.toml] [--policy FILE] [--episodes N] [--seed S] [--sampled] [--json] [--set key=value]...", stdout, stderr)
 	var pf projectFlags
 	pf.register(fs)
 	pol := fs.String("policy", "", "trained policy (policy.safetensors); without it only the baselines are evaluated")
 	episodes := fs.Int("episodes", 0, "episodes per policy (default eval.episodes)")
 	seed := fs.Uint64("seed", 0, "evaluation seed (default eval.seed)")
 	sampled := fs.Bool("sampled", false, "sample the trained policy's decisions instead of taking the most likely")
-	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	asJSON := fs.Bool("json", false, "print one JSON object (means, their 95% intervals, grpo's paired differences) instead of the tables")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -32,7 +36,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "troupe eval: --episodes must be at least 1, got %d\n", *episodes)
 		return exitUsage
 	}
-	p, built, ok := pf.open(ctx, *pol, stderr)
+	if *pol == "" {
+		*pol = discoverPolicy(pf.file, stderr)
+	}
+	prog := newProgress(stderr, 0)
+	p, built, ok := pf.open(ctx, *pol, prog, stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -46,6 +54,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	e.Sampled = e.Sampled || *sampled
 	rep, err := rollout.Evaluate(ctx, built.Setup, p, e)
+	prog.done() // a waiting status of the LLM calls
 	if err != nil {
 		fmt.Fprintf(stderr, "troupe eval: %v\n", err)
 		return exitRuntime
@@ -61,4 +70,23 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	rep.WriteTable(stdout)
 	return exitOK
+}
+
+// discoverPolicy returns the trained policy beside file when file is a run
+// directory's config.toml (troupe eval -f RUN/config.toml), saying so on
+// stderr; otherwise it notes that only the baselines will be evaluated and
+// returns "".
+func discoverPolicy(file string, stderr io.Writer) string {
+	if base := filepath.Base(file); base == "config.toml" || strings.HasPrefix(base, "config.after-") {
+		p := filepath.Join(filepath.Dir(file), "policy.safetensors")
+		if _, err := os.Stat(p); err == nil {
+			fmt.Fprintf(stderr, "troupe eval: evaluating the run's trained policy %s as grpo (give --policy to choose another)\n", p)
+			if cur := trainer.CurrentConfig(filepath.Dir(file)); filepath.Clean(cur) != filepath.Clean(file) {
+				fmt.Fprintf(stderr, "troupe eval: note: the run's settings were changed on --resume; %s is the configuration its last iterations used\n", cur)
+			}
+			return p
+		}
+	}
+	fmt.Fprintf(stderr, "troupe eval: no --policy given: only the baselines are evaluated, not grpo; to include it, add --policy RUN_DIR/policy.safetensors (or use -f RUN_DIR/config.toml)\n")
+	return ""
 }

@@ -19,7 +19,7 @@ func init() {
 }
 
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("export", "export --format jsonl [--out FILE] RUN_DIR", stderr)
+	fs := newFlagSet("export", "export --format jsonl [--out FILE] RUN_DIR", stdout, stderr)
 	format := fs.String("format", "jsonl", "output format: jsonl (TRL's conversational prompt/completion layout, also read by verl)")
 	out := fs.String("out", "", "output file (default: standard output)")
 	if err := fs.Parse(args); err != nil {
@@ -29,7 +29,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "troupe export: want one RUN_DIR (flags go before it), got %d arguments\n", fs.NArg())
+		fmt.Fprintf(fs.Output(), "troupe export: want one RUN_DIR (flags go before it), got %d arguments\n", fs.NArg())
 		fs.Usage()
 		return exitUsage
 	}

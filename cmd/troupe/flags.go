@@ -47,12 +47,14 @@ func (p *projectFlags) load(stderr io.Writer) (agentfile.Config, bool) {
 }
 
 // open loads the project file and the policy file (if any) and builds the
-// setup: what eval and run share. Errors are printed; ok false means exit 2.
-func (p *projectFlags) open(ctx context.Context, policyPath string, stderr io.Writer) (*policy.Policy, *agentfile.Built, bool) {
+// setup: what eval and run share. The LLM backends report their retries
+// to prog (see watchRetries). Errors are printed; ok false means exit 2.
+func (p *projectFlags) open(ctx context.Context, policyPath string, prog *progress, stderr io.Writer) (*policy.Policy, *agentfile.Built, bool) {
 	cfg, ok := p.load(stderr)
 	if !ok {
 		return nil, nil, false
 	}
+	watchRetries(&cfg, prog)
 	pol, ok := loadPolicy(policyPath, stderr)
 	if !ok {
 		return nil, nil, false
@@ -74,15 +76,40 @@ func build(ctx context.Context, cfg agentfile.Config, stderr io.Writer) (*agentf
 	return b, true
 }
 
-// newFlagSet returns a flag set that reports errors to stderr.
-func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+// newFlagSet returns a flag set that prints -h/--help to stdout and
+// errors, with the usage after them, to stderr. A caller that reports a
+// usage error of its own and then calls fs.Usage writes the error to
+// fs.Output(), so that the usage follows it on stderr.
+func newFlagSet(name, usage string, stdout, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	out := &errorOutput{w: stderr}
+	fs.SetOutput(out)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: troupe %s\n\nflags:\n", usage)
+		// The flag package calls Usage with nothing written before it only
+		// for -h/--help.
+		w := stdout
+		if out.written {
+			w = stderr
+		}
+		out.written = false
+		fmt.Fprintf(w, "usage: troupe %s\n\nflags:\n", usage)
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(out)
 	}
 	return fs
+}
+
+// errorOutput is a flag set's output: stderr, noting that an error was
+// written.
+type errorOutput struct {
+	w       io.Writer
+	written bool
+}
+
+func (e *errorOutput) Write(p []byte) (int, error) {
+	e.written = true
+	return e.w.Write(p)
 }
 
 // parse parses args; it returns the exit code to use when ok is false.

@@ -35,7 +35,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("inspect", "inspect [--json] MODULE.wasm", stderr)
+	fs := newFlagSet("inspect", "inspect [--json] MODULE.wasm", stdout, stderr)
 	asJSON := fs.Bool("json", false, "print the description as one JSON object")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -45,7 +45,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "troupe inspect: want exactly one module file")
+		fmt.Fprintln(fs.Output(), "troupe inspect: want exactly one module file")
 		fs.Usage()
 		return exitUsage
 	}

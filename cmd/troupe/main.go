@@ -43,12 +43,28 @@ func main() {
 }
 
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(stdout)
+		return exitOK
+	case "help":
+		// "troupe help CMD" is "troupe CMD -h".
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				return c.run(ctx, []string{"-h"}, stdout, stderr)
+			}
+			fmt.Fprintf(stderr, "troupe: unknown command %q\n\n", args[1])
+			usage(stderr)
 			return exitUsage
 		}
+		usage(stdout)
 		return exitOK
+	case "-version", "--version":
+		return runVersion(ctx, args[1:], stdout, stderr)
 	}
 	c, ok := commands[args[0]]
 	if !ok {
@@ -69,5 +85,5 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'troupe <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'troupe <command> -h' for a command's flags, 'troupe --version' for the version.")
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"go/format"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,8 +19,10 @@ import (
 	"github.com/troupe-dev/troupe/plugins/wasm"
 )
 
-// Every scaffold builds as generated, loads in the Wasm host and works;
-// troupe inspect describes it.
+// Every scaffold builds as generated, loads in the Wasm host and works
+// (its env draws its task from the seed and refuses decisions out of
+// range and bad params; its reward declares the metrics it needs); troupe
+// inspect describes it, and the agentfile written beside it trains.
 func TestNewScaffoldsBuildAndLoad(t *testing.T) {
 	testenv.Need(t, testenv.Clang()) // for the C scaffolds
 	base := t.TempDir()
@@ -83,7 +88,28 @@ func TestNewScaffoldsBuildAndLoad(t *testing.T) {
 			if err != nil || c["speed"] != 1.5 {
 				t.Fatalf("%s: score %v %v", s.name, c, err)
 			}
+			if got := core.RequiredMetricsOf(r); !slices.Equal(got, []string{core.MetricMakespan, core.MetricReferenceMakespan}) {
+				t.Errorf("%s: required metrics %v", s.name, got)
+			}
+			if _, _, err := r.Score(&core.Episode{Metrics: map[string]float64{"makespan_s": 4}}); err == nil {
+				t.Errorf("%s: scored an episode without reference_makespan_s", s.name)
+			}
+			if _, err := core.LoadReward(ctx, core.SourceRef{Scheme: "wasm", Path: path, Params: map[string]any{"x": 1}}); err == nil || !strings.Contains(err.Error(), `unknown key "x"`) {
+				t.Errorf("%s: params {x: 1}: %v", s.name, err)
+			}
 			continue
+		}
+		for _, c := range []struct {
+			params map[string]any
+			want   string
+		}{
+			{map[string]any{"wrok": 4}, `unknown key "wrok"`},
+			{map[string]any{"work": "many"}, `key "work": want int, got string`},
+			{map[string]any{"work": 0}, `"work": want 1..1000`},
+		} {
+			if _, err := core.LoadEnv(ctx, core.SourceRef{Scheme: "wasm", Path: path, Params: c.params}); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: params %v: %v, want an error containing %q", s.name, c.params, err, c.want)
+			}
 		}
 		if info.Env == nil || info.Env.Name != s.name {
 			t.Fatalf("inspect %s: env %+v", s.name, info.Env)
@@ -96,26 +122,57 @@ func TestNewScaffoldsBuildAndLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The seed draws 3 to 6 units of work; two agents working do two
+		// a step.
+		units := map[float64]bool{}
+		for seed := uint64(1); seed <= 20; seed++ {
+			if _, err := env.Reset(seed); err != nil {
+				t.Fatal(err)
+			}
+			ret := 0.0
+			for {
+				res, err := env.Step([]core.Action{{Decision: 1}, {Decision: 1}})
+				if err != nil {
+					t.Fatalf("%s: step: %v", s.name, err)
+				}
+				ret += res.Rewards[0] + res.Rewards[1]
+				if res.Done() {
+					ref := res.Metrics["reference_makespan_s"]
+					units[ref] = true
+					if !res.Terminated || ref < 3 || ref > 6 || res.Metrics["makespan_s"] != math.Ceil(ref/2) || math.Abs(ret-1) > 1e-9 {
+						t.Fatalf("%s: seed %d: final step %+v, return %v", s.name, seed, res, ret)
+					}
+					break
+				}
+			}
+		}
+		if len(units) < 3 {
+			t.Errorf("%s: 20 seeds gave %d task sizes %v: the env does not use its seed", s.name, len(units), units)
+		}
 		if _, err := env.Reset(1); err != nil {
 			t.Fatal(err)
 		}
-		steps, ret := 0, 0.0
-		for {
-			res, err := env.Step([]core.Action{{Decision: 1}, {Decision: 1}})
-			if err != nil {
-				t.Fatalf("%s: step: %v", s.name, err)
-			}
-			steps++
-			ret += res.Rewards[0] + res.Rewards[1]
-			if res.Done() {
-				if !res.Terminated || res.Metrics["makespan_s"] != 3 || ret < 0.999 {
-					t.Fatalf("%s: final step %+v, return %v", s.name, res, ret)
-				}
-				break
+		for _, d := range []int{2, -1} {
+			if _, err := env.Step([]core.Action{{Decision: 0}, {Decision: d}}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("agent 1: decision %d is not one of 0..1", d)) {
+				t.Errorf("%s: decision %d: %v", s.name, d, err)
 			}
 		}
 		env.Close()
 		src.Close()
+	}
+	// The agentfile written beside each scaffold trains with it.
+	for _, s := range all {
+		out := filepath.Join(base, "run-"+s.name)
+		code, _, errOut := troupe(t, "train", "-f", filepath.Join(s.dir, "agentfile.toml"), "--out", out,
+			"--set", "train.iterations=2", "--set", "train.tasks_per_iteration=2", "--set", "train.group_size=2",
+			"--set", "eval.episodes=2", "--set", "rollout.workers=1")
+		if code != 0 {
+			t.Fatalf("train -f %s/agentfile.toml: exit %d: %s", s.name, code, errOut)
+		}
+		metrics, err := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
+		if err != nil || strings.Count(string(metrics), "\n") != 2 {
+			t.Fatalf("%s: metrics.jsonl: %v\n%s", s.name, err, metrics)
+		}
 	}
 	// Text output of inspect.
 	code, out, _ := troupe(t, "inspect", filepath.Join(all[0].dir, all[0].name+".wasm"))

@@ -192,6 +192,8 @@ func TestRecordThenReplayOffline(t *testing.T) {
 	// backend label.
 	live = strings.Replace(live, `"backend":"record:openai"`, `"backend":"X"`, 1)
 	replay = strings.Replace(replay, `"backend":"replay:openai"`, `"backend":"X"`, 1)
+	// A replay sends no request: its traffic is zero.
+	live, replay = withoutTraffic(t, live), withoutTraffic(t, replay)
 	if live != replay {
 		t.Fatalf("replayed evaluation differs:\n%s\n%s", live, replay)
 	}
@@ -203,7 +205,7 @@ func TestRecordThenReplayOffline(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("eval (replay, hosted URL, no key): exit %d: %s", code, stderr)
 	}
-	hosted = strings.Replace(hosted, `"backend":"replay:openai"`, `"backend":"X"`, 1)
+	hosted = withoutTraffic(t, strings.Replace(hosted, `"backend":"replay:openai"`, `"backend":"X"`, 1))
 	if hosted != live {
 		t.Fatalf("replay with the hosted URL differs:\n%s\n%s", live, hosted)
 	}

@@ -19,7 +19,7 @@ func init() {
 }
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("run", "run [-f agentfile.toml] [--policy FILE | --baseline NAME] [--seed S] [--out DIR] [--set key=value]...", stderr)
+	fs := newFlagSet("run", "run [-f agentfile.toml] [--policy FILE | --baseline NAME] [--seed S] [--out DIR] [--set key=value]...", stdout, stderr)
 	var pf projectFlags
 	pf.register(fs)
 	pol := fs.String("policy", "", "trained policy (policy.safetensors)")
@@ -36,7 +36,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *pol == "" && *baseline == "" {
 		*baseline = "random"
 	}
-	p, built, ok := pf.open(ctx, *pol, stderr)
+	prog := newProgress(stderr, 0)
+	defer prog.done()
+	p, built, ok := pf.open(ctx, *pol, prog, stderr)
 	if !ok {
 		return exitUsage
 	}

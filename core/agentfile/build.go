@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/cluster"
 	"github.com/troupe-dev/troupe/core/llm"
 	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/telemetry"
 	"github.com/troupe-dev/troupe/core/trainer"
 )
 
@@ -21,9 +24,15 @@ type Built struct {
 	// Train and Eval are the [train] and [eval] tables.
 	Train trainer.Config
 	Eval  rollout.Eval
+	// Cluster is the [cluster] table: where the trainer sends episodes.
+	Cluster cluster.Config
 
 	closers []func() error
 }
+
+// telemetryFlushTimeout bounds how long Close waits for the telemetry
+// exporters to send what they hold.
+const telemetryFlushTimeout = 5 * time.Second
 
 // Close releases everything Build opened.
 func (b *Built) Close() error {
@@ -60,6 +69,16 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 		_ = b.Close()
 		return nil, err
 	}
+	// Telemetry starts first and stops last, after what it watches.
+	tel, err := telemetry.Start(ctx, c.Telemetry)
+	if err != nil {
+		return fail(c.errorAt("telemetry", err))
+	}
+	b.closers = append(b.closers, func() error {
+		sctx, cancel := context.WithTimeout(context.Background(), telemetryFlushTimeout)
+		defer cancel()
+		return tel.Shutdown(sctx)
+	})
 	envRef, err := c.ref("env.source", c.Env.Source, c.Env.Params, c.Env.Sandbox, c.Env.SHA256)
 	if err != nil {
 		return fail(err)
@@ -78,10 +97,10 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 	if err := c.Eval.CheckPolicies(spec, true); err != nil {
 		return fail(c.errorAt("eval", err))
 	}
-	s := rollout.Setup{Name: c.Project.Name, Env: src, Seed: c.Project.Seed, Weights: c.Reward.Weights, Budget: c.Budget, Rollout: c.Rollout}
+	s := rollout.Setup{Name: c.Project.Name, Env: src, Seed: c.Project.Seed, Weights: c.Reward.Weights, Budget: c.Budget, Rollout: c.Rollout, Telemetry: tel}
 	for i, r := range c.Rewards {
 		key := fmt.Sprintf("rewards.%d.source", i)
-		ref, err := c.ref(key, r.Source, r.Params, r.Sandbox, r.SHA256)
+		ref, err := c.ref(key, r.Source, r.Params, c.rewardSandbox(i), r.SHA256)
 		if err != nil {
 			return fail(err)
 		}
@@ -95,6 +114,10 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 		s.Rewards = append(s.Rewards, rf)
 	}
 	if err := rollout.CheckRewards(s.Rewards, c.Reward.Weights); err != nil {
+		return fail(c.errorAt("", err))
+	}
+	// A reward whose metric no episode carries would fail every episode.
+	if err := rollout.CheckRequiredMetrics(spec, s.Rewards); err != nil {
 		return fail(c.errorAt("", err))
 	}
 	backends := map[string]core.LLM{}
@@ -116,7 +139,7 @@ func (c Config) Build(ctx context.Context) (*Built, error) {
 		}
 		s.Agents = append(s.Agents, a)
 	}
-	b.Setup, b.Train, b.Eval = s, c.Train, c.Eval
+	b.Setup, b.Train, b.Eval, b.Cluster = s, c.Train, c.Eval, c.Cluster
 	return b, nil
 }
 
@@ -150,8 +173,36 @@ func (c Config) resolvePathParams(params map[string]any) map[string]any {
 	return out
 }
 
-// Resolved returns a copy whose plugin paths are absolute, so the copy
-// means the same wherever it is written (config.toml of a run directory).
+// rewardSandbox returns the sandbox of reward i: its own [rewards.sandbox]
+// settings, or, when it sets none, the limits of [env.sandbox] (not its
+// isolation, which is the env's alone), so that one table limits every
+// plugin of a project.
+func (c Config) rewardSandbox(i int) core.Sandbox {
+	sb := c.Rewards[i].Sandbox
+	if sb.MemoryLimitMiB == 0 && sb.CallTimeout == 0 && len(sb.ReadOnlyDirs) == 0 && sb.Isolation == "" {
+		sb = c.Env.Sandbox
+		sb.Isolation = ""
+	}
+	return sb
+}
+
+// filledSandbox returns sb with the defaults of source's loader in place
+// of its zero limits (core.FilledSandbox): the limits in force.
+func filledSandbox(source string, sb core.Sandbox) core.Sandbox {
+	r, err := core.ParseSourceRef(source)
+	if err != nil {
+		return sb
+	}
+	r.Sandbox = sb
+	return core.FilledSandbox(r)
+}
+
+// Resolved returns a copy whose plugin paths are absolute, whose rewards'
+// sandboxes are the ones they run with (a reward without its own takes
+// [env.sandbox]'s), and whose sandboxes show their loaders' defaults
+// instead of zero limits (the Wasm loader's 256 MiB and 5 s), so the copy
+// means the same wherever it is written and says what was in force
+// (config.toml of a run directory).
 func (c Config) Resolved() Config {
 	out := c
 	abs := func(source string) string {
@@ -164,12 +215,15 @@ func (c Config) Resolved() Config {
 	out.Env.Source = abs(c.Env.Source)
 	out.Env.Params = c.resolvePathParams(c.Env.Params)
 	out.Env.Sandbox.ReadOnlyDirs = c.absPaths(c.Env.Sandbox.ReadOnlyDirs)
+	out.Env.Sandbox = filledSandbox(c.Env.Source, out.Env.Sandbox)
 	out.Rewards = append([]Reward(nil), c.Rewards...)
 	for i := range out.Rewards {
 		r := &out.Rewards[i]
 		r.Source = abs(r.Source)
 		r.Params = c.resolvePathParams(r.Params)
+		r.Sandbox = c.rewardSandbox(i)
 		r.Sandbox.ReadOnlyDirs = c.absPaths(r.Sandbox.ReadOnlyDirs)
+		r.Sandbox = filledSandbox(r.Source, r.Sandbox)
 	}
 	out.LLM = make(map[string]llm.Config, len(c.LLM))
 	for name, l := range c.LLM {

@@ -5,8 +5,10 @@ package agentfile
 
 import (
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/cluster"
 	"github.com/troupe-dev/troupe/core/llm"
 	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/telemetry"
 	"github.com/troupe-dev/troupe/core/trainer"
 )
 
@@ -23,6 +25,10 @@ type Config struct {
 	Rollout rollout.Config        `toml:"rollout"`
 	Train   trainer.Config        `toml:"train"`
 	Eval    rollout.Eval          `toml:"eval"`
+	// Telemetry says where traces and metrics go (none by default).
+	Telemetry telemetry.Config `toml:"telemetry"`
+	// Cluster says where the rollout workers are (in process by default).
+	Cluster cluster.Config `toml:"cluster"`
 
 	// Dir is the directory of the agentfile; relative plugin paths resolve
 	// against it. Not part of the file.
@@ -75,12 +81,14 @@ type RewardWeights struct {
 // Default returns the configuration used for every key a file leaves out.
 func Default() Config {
 	return Config{
-		Project: Project{Name: "troupe", Seed: 1},
-		Env:     Env{Source: "builtin:writing"},
-		LLM:     map[string]llm.Config{},
-		Reward:  RewardWeights{Weights: map[string]float64{}},
-		Rollout: rollout.DefaultConfig(),
-		Train:   trainer.DefaultConfig(),
-		Eval:    rollout.DefaultEval(),
+		Project:   Project{Name: "troupe", Seed: 1},
+		Env:       Env{Source: "builtin:writing"},
+		LLM:       map[string]llm.Config{},
+		Reward:    RewardWeights{Weights: map[string]float64{}},
+		Rollout:   rollout.DefaultConfig(),
+		Train:     trainer.DefaultConfig(),
+		Eval:      rollout.DefaultEval(),
+		Telemetry: telemetry.DefaultConfig(),
+		Cluster:   cluster.DefaultConfig(),
 	}
 }

@@ -65,6 +65,25 @@ func tableType(t reflect.Type, path []string) (reflect.Type, bool) {
 	return t, true
 }
 
+// freeForm reports whether k lies inside a free-form table (a
+// map[string]any such as env.params), whose keys belong to whoever reads
+// them: the TOML decoder reports the keys of arrays of tables there as
+// undecoded, yet they are passed on as they are.
+func freeForm(k toml.Key) bool {
+	t := configType
+	for i := range k {
+		if t.Kind() == reflect.Map && t.Elem().Kind() == reflect.Interface {
+			return true
+		}
+		next, ok := tableType(t, k[i:i+1])
+		if !ok {
+			return false
+		}
+		t = next
+	}
+	return false
+}
+
 // configType is the type the keys of an agentfile are read from.
 var configType = reflect.TypeFor[Config]()
 

@@ -143,7 +143,7 @@ func parse(name string, text []byte, warn func(msg string), overrides []string) 
 		return Config{}, fileDecodeError(name, err)
 	}
 	for _, k := range md.Undecoded() {
-		if _, moved := movedKeys[keyString(k)]; moved && history {
+		if _, moved := movedKeys[keyString(k)]; (moved && history) || freeForm(k) {
 			continue
 		}
 		return Config{}, &Error{File: name, Line: lines.find(k), Key: keyString(k), Msg: unknownKey(k)}
@@ -180,8 +180,10 @@ func parse(name string, text []byte, warn func(msg string), overrides []string) 
 	if err != nil {
 		return Config{}, overrideDecodeError(err, overrides)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return Config{}, &Error{File: "--set", Key: keyString(und[0]), Msg: unknownKey(und[0])}
+	for _, k := range md.Undecoded() {
+		if !freeForm(k) {
+			return Config{}, &Error{File: "--set", Key: keyString(k), Msg: unknownKey(k)}
+		}
 	}
 	if len(cfg.LLM) == 0 {
 		cfg.LLM = map[string]llm.Config{"default": llm.DefaultConfig()}

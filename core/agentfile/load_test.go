@@ -344,10 +344,10 @@ func TestMovedKeys(t *testing.T) {
 func TestUnknownKeyHints(t *testing.T) {
 	for _, c := range []struct{ text, key, want string }{
 		{good + "[rollout]\nworker = 2\n", "rollout.worker", "(known here: max_steps, workers)"},
-		{good + "[rollouts]\nworkers = 2\n", "rollouts", "(known here: agents, budget, env, eval, llm, project, reward, rewards, rollout, train)"},
+		{good + "[rollouts]\nworkers = 2\n", "rollouts", "(known here: agents, budget, cluster, env, eval, llm, project, reward, rewards, rollout, telemetry, train)"},
 		{good + "[llm.default]\nmodle = \"x\"\n", "llm.default.modle", "api_key_env, backend, base_url, cache, cache_mode, max_concurrency, max_retries, max_tokens, model, requests_per_minute, sim, temperature, timeout, tokens_per_minute)"},
 		{strings.Replace(good, "group_size = 4", "group_size = 4\nlearning_rat = 1", 1), "train.learning_rat", "learning_rate"},
-		{strings.Replace(good, "size = 8\n", "size = 8\n[env.sandbox]\nmemory = 5\n", 1), "env.sandbox.memory", "(known here: call_timeout, memory_limit_mib, read_only_dirs)"},
+		{strings.Replace(good, "size = 8\n", "size = 8\n[env.sandbox]\nmemory = 5\n", 1), "env.sandbox.memory", "(known here: call_timeout, isolation, memory_limit_mib, read_only_dirs)"},
 		{good + "[[rewards]]\nsource = \"builtin:tokens\"\nsha = \"\"\n", "rewards.sha", "(known here: params, sandbox, sha256, source)"},
 	} {
 		_, err := Load(write(t, c.text))

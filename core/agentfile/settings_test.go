@@ -78,6 +78,10 @@ func otherValue(key string, doc any) (set string, want any) {
 		return `"batch"`, "batch"
 	case "train.credit":
 		return `"independent"`, "independent"
+	case "train.branch_aggregate":
+		return `"max"`, "max"
+	case "env.sandbox.isolation":
+		return `"none"`, "none"
 	case "llm.default.backend":
 		return `"openai"`, "openai"
 	case "llm.default.cache_mode":
@@ -89,6 +93,20 @@ func otherValue(key string, doc any) (set string, want any) {
 	case "llm.default.cache":
 		dir := filepath.Join(os.TempDir(), "troupe-settings-test-cache")
 		return strconv.Quote(dir), dir
+	case "telemetry.exporter":
+		return `"otlp"`, "otlp"
+	case "telemetry.protocol":
+		return `"grpc"`, "grpc"
+	case "telemetry.endpoint":
+		return `"http://127.0.0.1:9"`, "http://127.0.0.1:9"
+	case "cluster.nats":
+		return `"nats://127.0.0.1:9"`, "nats://127.0.0.1:9"
+	case "telemetry.prometheus":
+		return `"127.0.0.1:0"`, "127.0.0.1:0"
+	}
+	if strings.HasSuffix(key, ".sha256") {
+		sha := strings.Repeat("5a", 32)
+		return strconv.Quote(sha), sha
 	}
 	if strings.HasPrefix(key, "rewards.") && strings.HasSuffix(key, ".source") {
 		name := "settest:" + strings.TrimPrefix(doc.(string), "builtin:")
@@ -259,11 +277,23 @@ func TestEveryDocumentedKeyReachesItsComponent(t *testing.T) {
 		if k, ok := strings.CutPrefix(key, "llm.default."); ok && slices.Contains(openaiOnly, k) {
 			overrides = append(overrides, `llm.default.backend="openai"`)
 		}
+		if strings.HasPrefix(key, "telemetry.") && key != "telemetry.exporter" && key != "telemetry.prometheus" {
+			overrides = append(overrides, `telemetry.exporter="otlp"`)
+		}
 		if strings.HasPrefix(key, "env.") && key != "env.source" {
 			overrides = append(overrides, `env.source="settest:writing"`)
 		}
+		if rest, ok := strings.CutPrefix(key, "rewards."); ok && !strings.HasSuffix(key, ".source") {
+			// The reward's other keys reach its loader: the recording one.
+			i, _, _ := strings.Cut(rest, ".")
+			src := keys["rewards."+i+".source"].(string)
+			overrides = append(overrides, fmt.Sprintf(`rewards.%s.source="settest:%s"`, i, strings.TrimPrefix(src, "builtin:")))
+		}
 		if key == "agents.0.llm" {
 			overrides = append(overrides, `llm.other.model="model-of-other"`)
+		}
+		if key == "train.branch_aggregate" {
+			overrides = append(overrides, "train.branch_partners=1") // max needs it
 		}
 		if strings.HasPrefix(key, "eval.") {
 			// Evaluate plays them: random play on few episodes suffices.
@@ -353,7 +383,9 @@ func reached(b *agentfile.Built, key string) (reflect.Value, bool) {
 			return reflect.ValueOf(err.Error()), false
 		}
 		defer src.Close()
+		// endless reports no metrics: a reward that needs none scores it.
 		s.Env, s.Agents = src, nil
+		s.Rewards, s.Weights = []core.RewardFunc{stepsReward{}}, map[string]float64{"steps": 1}
 		res, _ := rollout.RunEpisode(context.Background(), s, nil, "random", 1, nil)
 		if !res.Episode.Truncated {
 			return reflect.ValueOf(fmt.Sprintf("an episode of %d steps, not truncated", res.Episode.Steps)), false
@@ -392,17 +424,38 @@ func reached(b *agentfile.Built, key string) (reflect.Value, bool) {
 		if s, ok := strings.CutPrefix(rest, "sandbox."); ok {
 			return lookup(reflect.ValueOf(ref.Sandbox), s)
 		}
+		if rest == "sha256" {
+			return reflect.ValueOf(ref.SHA256), true
+		}
 	case "rewards":
 		i, field, _ := strings.Cut(rest, ".")
 		n, _ := strconv.Atoi(i)
-		if field == "source" && n < len(b.Setup.Rewards) {
-			name := b.Setup.Rewards[n].Name()
-			if _, ok := loader.refs["reward:"+name]; ok {
-				return reflect.ValueOf("settest:" + name), true
-			}
+		if n >= len(b.Setup.Rewards) {
+			break
+		}
+		name := b.Setup.Rewards[n].Name()
+		ref, ok := loader.refs["reward:"+name]
+		switch {
+		case !ok:
+		case field == "source":
+			return reflect.ValueOf("settest:" + name), true
+		case field == "sha256":
+			return reflect.ValueOf(ref.SHA256), true
+		case strings.HasPrefix(field, "sandbox."):
+			return lookup(reflect.ValueOf(ref.Sandbox), strings.TrimPrefix(field, "sandbox."))
 		}
 	case "llm":
 		return reachedLLM(b, rest)
+	case "telemetry":
+		// The telemetry the setup's workers trace with.
+		if !b.Setup.Telemetry.Enabled() {
+			return reflect.ValueOf("telemetry off"), false
+		}
+		return lookup(reflect.ValueOf(b.Setup.Telemetry.Config()), rest)
+	case "cluster":
+		// The table the trainer's command connects with (cmd/troupe's
+		// newTrainer; TestTrainOnWorkers runs it).
+		return lookup(reflect.ValueOf(b.Cluster), rest)
 	case "agents":
 		if rest == "0.llm" && len(b.Setup.Agents) > 0 {
 			return reflect.ValueOf(b.Setup.Agents[0].Config.Model), true
@@ -456,6 +509,16 @@ func (endless) Step([]core.Action) (core.StepResult, error) {
 }
 func (endless) State() []float64 { return nil }
 func (endless) Close() error     { return nil }
+
+// stepsReward scores an episode by its number of steps; it needs no
+// metric.
+type stepsReward struct{}
+
+func (stepsReward) Name() string         { return "steps" }
+func (stepsReward) Components() []string { return []string{"steps"} }
+func (stepsReward) Score(ep *core.Episode) (map[string]float64, map[string]float64, error) {
+	return map[string]float64{"steps": float64(ep.Steps)}, nil, nil
+}
 
 // playOne plays one episode of the single_agent baseline with the setup
 // the workers get.

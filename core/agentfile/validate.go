@@ -22,6 +22,9 @@ func (c Config) Validate() error {
 	if _, err := core.ParseSourceRef(c.Env.Source); err != nil {
 		return c.errorAt("env.source", err)
 	}
+	if err := checkSHA256(c.Env.Source, c.Env.SHA256); err != nil {
+		return c.errorAt("env.sha256", err)
+	}
 	if err := c.Env.Sandbox.Validate(); err != nil {
 		return c.errorAt("env.sandbox", err)
 	}
@@ -51,8 +54,14 @@ func (c Config) Validate() error {
 		if _, err := core.ParseSourceRef(r.Source); err != nil {
 			return c.errorAt(k+".source", err)
 		}
+		if err := checkSHA256(r.Source, r.SHA256); err != nil {
+			return c.errorAt(k+".sha256", err)
+		}
 		if err := r.Sandbox.Validate(); err != nil {
 			return c.errorAt(k+".sandbox", err)
+		}
+		if r.Sandbox.Isolation != "" {
+			return bad(k+".sandbox.isolation", "isolation is [env.sandbox]'s: it isolates the LLM-written code a built-in env runs, and a reward runs none")
 		}
 	}
 	if len(c.Reward.Weights) == 0 {
@@ -66,10 +75,27 @@ func (c Config) Validate() error {
 		{"rollout", c.Rollout.Validate()},
 		{"train", c.Train.Validate()},
 		{"eval", c.Eval.Validate()},
+		{"telemetry", c.Telemetry.Validate()},
+		{"cluster", c.Cluster.Validate()},
 	} {
 		if part.err != nil {
 			return c.errorAt(part.table, part.err)
 		}
+	}
+	return nil
+}
+
+// checkSHA256 reports a sha256 pin that cannot work for source: one that
+// is not 64 hex digits, or one on a built-in, which has no file to pin.
+func checkSHA256(source, sha string) error {
+	if sha == "" {
+		return nil
+	}
+	if strings.HasPrefix(source, "builtin:") {
+		return fmt.Errorf("%s has no file to pin: sha256 applies to wasm: and grpc: sources", source)
+	}
+	if len(sha) != 64 || strings.Trim(strings.ToLower(sha), "0123456789abcdef") != "" {
+		return fmt.Errorf("%q is not 64 hex digits", sha)
 	}
 	return nil
 }

@@ -5,8 +5,10 @@
 // [Check] plays a few episodes of a source and reports the first breach:
 // a spec that does not validate, instances whose spec differs from the
 // source's, observations of the wrong shape or with no legal decision, a
-// trajectory that the same seed and the same actions do not reproduce, a
-// declared capability that is missing or does not work. [SameTrajectories]
+// trajectory that the same seed and the same actions do not reproduce (on
+// another instance, or on the same instance replaying a prefix of an
+// episode it played and branching off it, as training does), a declared
+// capability that is missing or does not work. [SameTrajectories]
 // plays the same episodes on two sources, such as one env loaded natively
 // and as a plugin, and reports the first difference.
 //
@@ -47,9 +49,13 @@ const Text = "envtest: the text of a decision"
 // episodes with random legal decisions, one episode with each baseline the
 // env declares, and one episode cut short by Truncate if it declares
 // core.CapTruncate. One instance first plays an episode of its own, so the
-// comparison also shows that Reset starts each episode afresh. Check
-// reports through t the first breach of the contract and closes what it
-// opened.
+// comparison also shows that Reset starts each episode afresh. Last, it
+// checks the replay that counterfactual credit relies on: instance 1 plays
+// an episode, then both instances replay its first half with the recorded
+// actions (observations, masks, rewards, states, metrics and artifacts
+// must equal the recorded ones to the bit), one agent's decision is
+// changed at the branch step, and both play on in lockstep. Check reports
+// through t the first breach of the contract and closes what it opened.
 func Check(t TB, src core.EnvSource) {
 	t.Helper()
 	if err := check(src); err != nil {
@@ -91,7 +97,163 @@ func check(src core.EnvSource) (err error) {
 			return err
 		}
 	}
+	return p.branch(7)
+}
+
+// branch plays an episode of seed on a with random legal decisions,
+// recording it; then on a and b in lockstep replays the recorded actions
+// of its first half, comparing each observation, result and state with
+// the recording to the bit; changes one agent's decision at the branch
+// step to another legal one; and plays on with random legal decisions, a
+// and b agreeing. An env that remembered the recorded episode (instead of
+// replaying it from the seed and the actions) breaks the lockstep at the
+// branch.
+func (p *pair) branch(seed uint64) (err error) {
+	spec := p.spec
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("env %s: seed %d replayed and branched: %w", spec.Name, seed, err)
+		}
+	}()
+	maxSteps := spec.MaxSteps
+	if maxSteps == 0 {
+		maxSteps = 1000 // the runtime's default
+	}
+	// 1. Record an episode on a.
+	solo := &pair{spec: spec, a: p.a, b: p.a, names: [2]string{"instance 1", "instance 1"}}
+	rng := rand.New(rand.NewPCG(seed, 0x7265706c6179)) // "replay"
+	obs, err := p.a.Reset(seed)
+	if err != nil {
+		return fmt.Errorf("recording: Reset: %w", err)
+	}
+	first := cloneObservations(obs)
+	var actions [][]core.Action
+	var states [][]float64
+	var results []core.StepResult
+	for step := 0; step < maxSteps; step++ {
+		states = append(states, slices.Clone(p.a.State()))
+		acts, err := solo.act(rng, seed, step, obs, obs, nil, nil)
+		if err != nil {
+			return fmt.Errorf("recording: step %d: %w", step, err)
+		}
+		r, err := p.a.Step(acts)
+		if err != nil {
+			return fmt.Errorf("recording: step %d: Step: %w", step, err)
+		}
+		actions, results = append(actions, acts), append(results, cloneResult(r))
+		if r.Done() {
+			break
+		}
+		obs = r.Observations
+	}
+	if len(actions) == 0 {
+		return nil
+	}
+	// 2. Replay the first half on a and b, against the recording.
+	rec := &pair{spec: spec, a: p.a, b: p.a, names: [2]string{"recorded", "replayed"}}
+	oa, err := p.a.Reset(seed)
+	if err != nil {
+		return fmt.Errorf("%s: Reset: %w", p.names[0], err)
+	}
+	ob, err := p.b.Reset(seed)
+	if err != nil {
+		return fmt.Errorf("%s: Reset: %w", p.names[1], err)
+	}
+	if err := p.observed("Reset", oa, ob); err != nil {
+		return err
+	}
+	if err := rec.sameObservations("Reset", first, oa); err != nil {
+		return err
+	}
+	m := len(actions) / 2
+	for step := 0; step < m; step++ {
+		at := fmt.Sprintf("replayed step %d", step)
+		if err := p.sameState(at); err != nil {
+			return err
+		}
+		if sa := p.a.State(); !sameFloats(states[step], sa) {
+			return fmt.Errorf("%s: states differ:\n recorded %v\n replayed %v", at, states[step], sa)
+		}
+		ra, rb, err := both(p, "Step", func() (core.StepResult, error) { return p.a.Step(actions[step]) },
+			func() (core.StepResult, error) { return p.b.Step(actions[step]) })
+		if err != nil {
+			return fmt.Errorf("%s: %w", at, err)
+		}
+		if err := p.stepped(at, ra, rb); err != nil {
+			return err
+		}
+		if err := rec.sameObservations(at, results[step].Observations, ra.Observations); err != nil {
+			return err
+		}
+		if err := rec.sameResult(at, results[step], ra); err != nil {
+			return err
+		}
+		oa, ob = ra.Observations, rb.Observations
+	}
+	// 3. Branch: the first agent with a choice takes another legal
+	// decision; then both play on.
+	acts := slices.Clone(actions[m])
+	for i, o := range oa {
+		if o.NumLegal(len(spec.Decisions)) < 2 {
+			continue
+		}
+		d := (acts[i].Decision + 1) % len(spec.Decisions)
+		for !o.Legal(d) {
+			d = (d + 1) % len(spec.Decisions)
+		}
+		acts[i] = core.Action{Decision: d}
+		if spec.Decisions[d].NeedsText {
+			text, usage, err := p.write(i, d, o.Text, rand.New(rand.NewPCG(seed, uint64(m)<<16|uint64(i))))
+			if err != nil {
+				return fmt.Errorf("branch step %d: agent %d: %w", m, i, err)
+			}
+			acts[i].Text, acts[i].Usage = text, usage
+		}
+		break
+	}
+	for step := m; step < maxSteps; step++ {
+		at := fmt.Sprintf("branched step %d", step)
+		if err := p.sameState(at); err != nil {
+			return err
+		}
+		if step > m {
+			if acts, err = p.act(rng, seed, step, oa, ob, nil, nil); err != nil {
+				return fmt.Errorf("%s: %w", at, err)
+			}
+		}
+		ra, rb, err := both(p, "Step", func() (core.StepResult, error) { return p.a.Step(acts) },
+			func() (core.StepResult, error) { return p.b.Step(acts) })
+		if err != nil {
+			return fmt.Errorf("%s: %w", at, err)
+		}
+		if ra.Done() {
+			return p.finished(at, ra, rb)
+		}
+		if err := p.stepped(at, ra, rb); err != nil {
+			return err
+		}
+		oa, ob = ra.Observations, rb.Observations
+	}
 	return nil
+}
+
+// cloneObservations copies observations, so that an env reusing its
+// buffers cannot change a recording.
+func cloneObservations(obs []core.Observation) []core.Observation {
+	out := make([]core.Observation, len(obs))
+	for i, o := range obs {
+		out[i] = core.Observation{Features: slices.Clone(o.Features), Mask: slices.Clone(o.Mask), Text: o.Text}
+	}
+	return out
+}
+
+// cloneResult copies a step result's observations, rewards and maps.
+func cloneResult(r core.StepResult) core.StepResult {
+	r.Observations = cloneObservations(r.Observations)
+	r.Rewards = slices.Clone(r.Rewards)
+	r.Metrics = maps.Clone(r.Metrics)
+	r.Artifacts = maps.Clone(r.Artifacts)
+	return r
 }
 
 // Stats says what SameTrajectories compared, for tests that require the
@@ -436,7 +598,7 @@ func (p *pair) stepped(at string, ra, rb core.StepResult) error {
 }
 
 // finished checks the result that ended an episode: its observations
-// need not offer a legal decision, but its metrics must include the
+// need not offer a legal decision, but its metrics must be exactly the
 // spec's.
 func (p *pair) finished(at string, ra, rb core.StepResult) error {
 	if len(ra.Observations) != p.spec.NumAgents() {
@@ -451,6 +613,14 @@ func (p *pair) finished(at string, ra, rb core.StepResult) error {
 	for _, m := range p.spec.Metrics {
 		if _, ok := ra.Metrics[m]; !ok {
 			return fmt.Errorf("%s: the spec lists metric %q, but the episode's last result has none (has %v)", at, m, slices.Sorted(maps.Keys(ra.Metrics)))
+		}
+	}
+	// Reward functions are checked against the list before training
+	// (core.CheckRequiredMetrics), so a metric left out of it is one no
+	// reward may use.
+	for _, m := range slices.Sorted(maps.Keys(ra.Metrics)) {
+		if !slices.Contains(p.spec.Metrics, m) {
+			return fmt.Errorf("%s: the episode's last result reports metric %q, which the spec does not list (it lists %v); add it to EnvSpec.Metrics", at, m, p.spec.Metrics)
 		}
 	}
 	return nil

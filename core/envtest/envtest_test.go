@@ -18,6 +18,10 @@ type relayEnv struct {
 	target int
 	t      int
 	said   string
+	// seed and memo serve the "replays from memory" fault: results by
+	// seed and step, returned whatever the actions.
+	seed uint64
+	memo map[[2]uint64]core.StepResult
 }
 
 // calls counts every relay env's calls, for the "shared state" fault.
@@ -58,7 +62,7 @@ func (e *relayEnv) obs() []core.Observation {
 }
 
 func (e *relayEnv) Reset(seed uint64) ([]core.Observation, error) {
-	e.target, e.t, e.said = rand.New(rand.NewPCG(seed, 1)).IntN(2), 0, ""
+	e.target, e.t, e.said, e.seed = rand.New(rand.NewPCG(seed, 1)).IntN(2), 0, "", seed
 	return e.obs(), nil
 }
 
@@ -70,6 +74,21 @@ func (e *relayEnv) result(rew float64) core.StepResult {
 func (e *relayEnv) Step(a []core.Action) (core.StepResult, error) {
 	if len(a) != 2 {
 		return core.StepResult{}, fmt.Errorf("%d actions", len(a))
+	}
+	if e.fault == "replays from memory" {
+		key := [2]uint64{e.seed, uint64(e.t)}
+		if r, ok := e.memo[key]; ok {
+			e.t++
+			return r, nil
+		}
+		e.fault = ""
+		r, err := e.Step(a)
+		e.fault = "replays from memory"
+		if e.memo == nil {
+			e.memo = map[[2]uint64]core.StepResult{}
+		}
+		e.memo[key] = r
+		return r, err
 	}
 	e.t++
 	rew := 0.0
@@ -145,6 +164,7 @@ func TestCheck(t *testing.T) {
 		{"unmarked truncation", "not marked Truncated"},
 		{"illegal baseline", "illegal decision 7 for agent 1"},
 		{"any baseline name", "Baseline of an unknown name returned no error"},
+		{"replays from memory", "seed 7 replayed and branched: branched step 2"},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			var r recorder

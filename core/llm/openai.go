@@ -15,6 +15,9 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/troupe-dev/troupe/core"
@@ -263,6 +266,10 @@ func (o *openAIClient) Chat(ctx context.Context, req core.ChatRequest) (core.Cha
 		o.acc.RecordFailure(req.Agent, 0)
 		return core.ChatResponse{}, &CallError{Endpoint: o.endpoint, msg: err.Error()}
 	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() && oreq.Seed != nil {
+		// The seed as sent (see buildRequest), over core/telemetry's.
+		span.SetAttributes(semconv.GenAIRequestSeed(*oreq.Seed))
+	}
 	estimate := EstimatePromptTokens(req.Messages) + max(req.MaxTokens, 0)
 	var traffic core.Traffic
 	for attempt := 0; ; attempt++ {
@@ -273,6 +280,10 @@ func (o *openAIClient) Chat(ctx context.Context, req core.ChatRequest) (core.Cha
 		aerr.count(&traffic, sent)
 		if aerr == nil {
 			text := resp.Choices[0].Message.Content
+			if span := trace.SpanFromContext(ctx); span.IsRecording() {
+				span.SetAttributes(semconv.GenAIResponseModel(resp.Model), semconv.GenAIResponseID(resp.ID),
+					semconv.GenAIResponseFinishReasons(string(resp.Choices[0].FinishReason)))
+			}
 			u := core.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens, Backend: string(BackendOpenAI)}
 			estimated := u.PromptTokens == 0 && u.CompletionTokens == 0
 			if estimated {
@@ -303,6 +314,12 @@ func (o *openAIClient) Chat(ctx context.Context, req core.ChatRequest) (core.Cha
 			}
 		}
 		delay := o.backoff(attempt, aerr.retryAfter)
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			// The chat span of core/telemetry, when tracing is on.
+			span.AddEvent("gen_ai.client.retry", trace.WithAttributes(attribute.Int("troupe.llm.attempt", attempt+1),
+				semconv.HTTPResponseStatusCode(aerr.status), attribute.Float64("troupe.llm.retry_delay_s", delay.Seconds()),
+				attribute.Bool("troupe.llm.retry_after", aerr.retryAfter > 0), attribute.String("troupe.llm.error", o.redact(aerr.msg))))
+		}
 		if o.cfg.Logger != nil {
 			o.cfg.Logger.Warn("llm call retrying", "backend", string(BackendOpenAI), "endpoint", o.endpoint,
 				"agent", req.Agent, "decision", req.Decision, "attempt", attempt+1, "status", aerr.status,

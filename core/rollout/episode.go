@@ -4,16 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/llm"
+	"github.com/troupe-dev/troupe/core/telemetry"
 )
 
 // Decision is one recorded decision of a learned policy: what the agent
 // saw, what it chose and how likely that was.
 type Decision struct {
+	// Step is the episode step (0-based) at which the decision was made.
+	Step     int
 	Agent    int
 	Features []float64
 	Mask     []bool
@@ -35,13 +40,22 @@ type LLMCall struct {
 type EpisodeResult struct {
 	Episode core.Episode
 	// Failed episodes carry the reason; they are counted, never dropped.
+	// An episode the runtime cut short (step limit, token budget) is not
+	// failed: it is truncated (Episode.Truncated) and scored.
 	Failed bool
 	Reason string
+	// StepLimited is true when the runtime's step limit (Config.StepLimit:
+	// the smaller of the env's MaxSteps and rollout.max_steps) ended the
+	// episode.
+	StepLimited bool
 	// Decisions are the learned policy's decisions with more than one
 	// legal choice (only when recording).
 	Decisions []Decision
 	// LLMCalls are recorded for non-sim backends.
 	LLMCalls []LLMCall
+	// Traffic is what the episode's LLM calls cost on the wire, failed
+	// calls and failed episodes included (zero for the simulated LLM).
+	Traffic core.Traffic
 	// Advantages holds each agent's GRPO advantage (training only).
 	Advantages []float64
 	// Reward is the joint reward; Components and Metrics what the reward
@@ -49,6 +63,9 @@ type EpisodeResult struct {
 	Reward     float64
 	Components map[string]float64
 	Metrics    map[string]float64
+	// cutNote explains a cut the env could not report on (no Truncater);
+	// scoring adds it to the reason of a reward function that fails.
+	cutNote string
 }
 
 // StepEvent is passed to an observer after every step of RunEpisode.
@@ -72,7 +89,10 @@ type worker struct {
 	// configs are the agents' resolved LLM settings (request defaults).
 	configs []llm.Config
 	isSim   []bool
-	record  bool
+	// wire is true when an agent's LLM is not the simulated one: its
+	// episodes report their traffic as metrics (core.MetricLLMRequests …).
+	wire   bool
+	record bool
 }
 
 func newWorker(s *Setup) (*worker, error) {
@@ -108,6 +128,7 @@ func (w *worker) open() error {
 		w.configs[i] = a.config()
 		if a.Backend != nil {
 			w.llms[i] = a.Backend
+			w.wire = true
 			continue
 		}
 		w.isSim[i] = true
@@ -119,6 +140,16 @@ func (w *worker) open() error {
 			w.llms[i] = l
 		}
 	}
+	if tel := w.setup.Telemetry; tel.Enabled() {
+		for i, l := range w.llms {
+			a := w.setup.agentLLM(i)
+			base := a.Config.BaseURL
+			if c, ok := a.Backend.(llm.Client); ok {
+				base = c.Config().BaseURL
+			}
+			w.llms[i] = tel.WrapLLM(l, telemetry.Caller{AgentName: w.spec.Agents[i], AgentID: i, Backend: a.backendName(), BaseURL: base})
+		}
+	}
 	return nil
 }
 
@@ -128,12 +159,7 @@ func (w *worker) close() {
 	}
 }
 
-func (w *worker) maxSteps() int {
-	if w.spec.MaxSteps > 0 {
-		return w.spec.MaxSteps
-	}
-	return w.setup.Rollout.stepLimit()
-}
+func (w *worker) maxSteps() int { return w.setup.Rollout.StepLimit(w.spec) }
 
 // run plays one episode. A failure of the env or an LLM is returned as a
 // failed result (and the env is reopened), never as an error; the error is
@@ -182,7 +208,12 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 			return res, err
 		}
 		if step >= w.maxSteps() {
-			last.Truncated = true
+			// The runtime's step limit: the episode is cut and scored like
+			// any other (see truncate).
+			res.StepLimited = true
+			if last, err = w.truncate(&res, last); err != nil {
+				return res, err
+			}
 			break
 		}
 		if err := a.act(obs, rng, decisions, logps, scratch); err != nil {
@@ -192,7 +223,7 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 			for i, o := range obs {
 				if o.NumLegal(nd) > 1 {
 					res.Decisions = append(res.Decisions, Decision{
-						Agent: i, Features: append([]float64(nil), o.Features...),
+						Step: step, Agent: i, Features: append([]float64(nil), o.Features...),
 						Mask: copyMask(o.Mask, nd), Action: decisions[i], Logp: logps[i],
 					})
 				}
@@ -201,10 +232,8 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 		for i := range actions {
 			actions[i] = core.Action{Decision: decisions[i]}
 		}
-		calls, err := w.writeTexts(ctx, rollout, step, obs, decisions, actions)
-		if err != nil {
-			return res, err
-		}
+		calls, traffic, stopped, err := w.writeTexts(ctx, rollout, step, obs, decisions, actions, ep.AgentUsage)
+		res.Traffic = res.Traffic.Add(traffic)
 		for _, c := range calls {
 			llmCalls++
 			tokens += c.Usage.Tokens()
@@ -212,6 +241,18 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 			if c.Usage.Backend != "sim" {
 				res.LLMCalls = append(res.LLMCalls, c)
 			}
+		}
+		if err != nil {
+			return res, err
+		}
+		if stopped {
+			// A call of this step did not fit in the token budget: the
+			// episode ends before it, and the step is not played.
+			ep.BudgetStopped = true
+			if last, err = w.truncate(&res, last); err != nil {
+				return res, err
+			}
+			break
 		}
 		last, err = w.env.Step(actions)
 		if err != nil {
@@ -233,15 +274,9 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 		}
 		if w.overBudget(ep.AgentUsage) {
 			ep.BudgetStopped = true
-			if w.truncater != nil {
-				if last, err = w.truncater.Truncate(); err != nil {
-					return res, fmt.Errorf("env %s: truncate: %w", w.spec.Name, err)
-				}
-				if err := addRewards(ep, last.Rewards); err != nil {
-					return res, fmt.Errorf("env %s: truncate: %w", w.spec.Name, err)
-				}
+			if last, err = w.truncate(&res, last); err != nil {
+				return res, err
 			}
-			last.Truncated = true
 			break
 		}
 		obs = last.Observations
@@ -264,7 +299,38 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 	if ep.BudgetStopped {
 		ep.Metrics[core.MetricBudgetStopped] = 1
 	}
+	if w.wire {
+		for k, v := range res.Traffic.Metrics() {
+			ep.Metrics[k] = v
+		}
+	}
 	return res, nil
+}
+
+// truncate ends an episode the runtime cuts short (its step limit or a
+// token budget). An env that declares [core.CapTruncate] is asked for its
+// final result (rewards, metrics and artifacts of the partial work), which
+// replaces last. An env that does not is scored from last, the result of
+// its last step, marked truncated: its per-step rewards up to the cut are
+// complete (the usual time-limit truncation of RL), and a reward function
+// that needs what only a finished episode reports fails the episode with
+// its own reason, which the scoring completes with the cut (see
+// [Setup.score]). Either way the episode is not dropped: it is scored, or
+// counted as failed with a reason.
+func (w *worker) truncate(res *EpisodeResult, last core.StepResult) (core.StepResult, error) {
+	if w.truncater != nil {
+		var err error
+		if last, err = w.truncater.Truncate(); err != nil {
+			return last, fmt.Errorf("env %s: truncate: %w", w.spec.Name, err)
+		}
+		if err := addRewards(&res.Episode, last.Rewards); err != nil {
+			return last, fmt.Errorf("env %s: truncate: %w", w.spec.Name, err)
+		}
+	} else {
+		res.cutNote = fmt.Sprintf("the runtime cut the episode after %d steps and env %s declares no core.CapTruncate, so it was scored from its last step's result", res.Episode.Steps, w.spec.Name)
+	}
+	last.Truncated = true
+	return last, nil
 }
 
 // addRewards adds per-step rewards (nil: none) to the episode's returns.
@@ -281,6 +347,8 @@ func addRewards(ep *core.Episode, rewards []float64) error {
 	return nil
 }
 
+// overBudget reports whether usage has reached a token budget: the
+// team's, or an agent's.
 func (w *worker) overBudget(usage []core.Usage) bool {
 	b := w.setup.Budget
 	total := 0
@@ -293,10 +361,47 @@ func (w *worker) overBudget(usage []core.Usage) bool {
 	return b.MaxTokens > 0 && total >= b.MaxTokens
 }
 
+// budgeted reports whether a token budget is set.
+func (w *worker) budgeted() bool {
+	return w.setup.Budget.MaxTokens > 0 || w.setup.Budget.MaxTokensPerAgent > 0
+}
+
+// fit returns the max_tokens agent's call req may have within the token
+// budgets, given what the agents have spent: what is left of the team's
+// budget and of the agent's, less the prompt (estimated as the backends
+// do, llm.EstimatePromptTokens), and at most req.MaxTokens. ok is false
+// when not one completion token fits.
+func (w *worker) fit(req core.ChatRequest, agent int, spent []core.Usage) (maxTokens int, ok bool) {
+	b := w.setup.Budget
+	left := math.MaxInt
+	if b.MaxTokens > 0 {
+		total := 0
+		for _, u := range spent {
+			total += u.Tokens()
+		}
+		left = b.MaxTokens - total
+	}
+	if b.MaxTokensPerAgent > 0 {
+		left = min(left, b.MaxTokensPerAgent-spent[agent].Tokens())
+	}
+	left -= llm.EstimatePromptTokens(req.Messages)
+	if left < 1 {
+		return 0, false
+	}
+	return min(req.MaxTokens, left), true
+}
+
 // writeTexts asks each agent whose decision needs text for it, from the
-// agent's own context. Simulated calls run in agent order (they are cheap
-// and must be deterministic); real calls run concurrently.
-func (w *worker) writeTexts(ctx context.Context, rollout uint64, step int, obs []core.Observation, decisions []int, actions []core.Action) ([]LLMCall, error) {
+// agent's own context, and returns the calls made, in agent order, and
+// their traffic (failed calls included). Simulated calls run in agent
+// order (they are cheap and must be deterministic); real calls run
+// concurrently. Under a token budget every call runs in agent order
+// instead, each given at most what is left of the budget after the
+// agents' spending so far (spent) and the calls before it (see fit); a
+// call that cannot fit is not made, and stopped reports that the step
+// must not be played. So an episode overshoots its budget by at most
+// what the one call that reached it used beyond its estimate.
+func (w *worker) writeTexts(ctx context.Context, rollout uint64, step int, obs []core.Observation, decisions []int, actions []core.Action, spent []core.Usage) (calls []LLMCall, traffic core.Traffic, stopped bool, err error) {
 	var reqs []core.ChatRequest
 	var who []int
 	for i, d := range decisions {
@@ -305,44 +410,79 @@ func (w *worker) writeTexts(ctx context.Context, rollout uint64, step int, obs [
 			continue
 		}
 		if w.llms[i] == nil {
-			return nil, fmt.Errorf("agent %d: decision %s needs text but the agent has no LLM (env %s is not a simulator)", i, ds.Name, w.spec.Name)
+			return nil, traffic, false, fmt.Errorf("agent %d: decision %s needs text but the agent has no LLM (env %s is not a simulator)", i, ds.Name, w.spec.Name)
 		}
 		reqs = append(reqs, w.request(i, d, rollout, step, obs[i].Text))
 		who = append(who, i)
 	}
 	if len(reqs) == 0 {
-		return nil, nil
+		return nil, traffic, false, nil
 	}
-	calls := make([]LLMCall, len(reqs))
+	if w.budgeted() {
+		spent = slices.Clone(spent)
+		for k, req := range reqs {
+			i := who[k]
+			var ok bool
+			if req.MaxTokens, ok = w.fit(req, i, spent); !ok {
+				return calls, traffic, true, nil
+			}
+			c, t, err := w.chat(ctx, step, i, req, actions)
+			traffic = traffic.Add(t)
+			if err != nil {
+				return calls, traffic, false, err
+			}
+			spent[i] = spent[i].Add(c.Usage)
+			calls = append(calls, c)
+		}
+		return calls, traffic, false, nil
+	}
+	calls = make([]LLMCall, len(reqs))
+	traffics := make([]core.Traffic, len(reqs))
 	errs := make([]error, len(reqs))
 	var wg sync.WaitGroup
 	for k, req := range reqs {
 		i := who[k]
-		call := func() {
-			// A panicking backend fails the episode, not the process (the
-			// concurrent calls run outside play's recover).
-			defer func() {
-				if r := recover(); r != nil {
-					errs[k] = fmt.Errorf("agent %d: %s: LLM: panic: %v", i, req.Decision, r)
-				}
-			}()
-			resp, err := w.llms[i].Chat(ctx, req)
-			if err != nil {
-				errs[k] = fmt.Errorf("agent %d: %s: LLM: %w", i, req.Decision, err)
-				return
-			}
-			actions[i].Text, actions[i].Usage = resp.Text, resp.Usage
-			calls[k] = LLMCall{Step: step, Agent: i, Decision: req.Decision, Prompt: req.Messages, Completion: resp.Text, Usage: resp.Usage}
-		}
 		if w.isSim[i] {
-			call()
+			calls[k], traffics[k], errs[k] = w.chat(ctx, step, i, req, actions)
 			continue
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); call() }()
+		go func() {
+			defer wg.Done()
+			calls[k], traffics[k], errs[k] = w.chat(ctx, step, i, req, actions)
+		}()
 	}
 	wg.Wait()
-	return calls, errors.Join(errs...)
+	for _, t := range traffics {
+		traffic = traffic.Add(t)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, traffic, false, err
+	}
+	return calls, traffic, false, nil
+}
+
+// chat makes agent's call req and puts its text and usage in
+// actions[agent]. Its traffic is returned whether it succeeds or fails
+// (an *llm.CallError carries a failed call's).
+func (w *worker) chat(ctx context.Context, step, agent int, req core.ChatRequest, actions []core.Action) (c LLMCall, t core.Traffic, err error) {
+	// A panicking backend fails the episode, not the process (concurrent
+	// calls run outside play's recover).
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("agent %d: %s: LLM: panic: %v", agent, req.Decision, r)
+		}
+	}()
+	resp, err := w.llms[agent].Chat(ctx, req)
+	if err != nil {
+		var ce *llm.CallError
+		if errors.As(err, &ce) {
+			t = ce.Traffic
+		}
+		return c, t, fmt.Errorf("agent %d: %s: LLM: %w", agent, req.Decision, err)
+	}
+	actions[agent].Text, actions[agent].Usage = resp.Text, resp.Usage
+	return LLMCall{Step: step, Agent: agent, Decision: req.Decision, Prompt: req.Messages, Completion: resp.Text, Usage: resp.Usage}, resp.Traffic, nil
 }
 
 func (w *worker) request(agent, decision int, rollout uint64, step int, ownText string) core.ChatRequest {

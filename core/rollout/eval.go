@@ -2,9 +2,11 @@ package rollout
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -12,10 +14,15 @@ import (
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/policy"
+	"github.com/troupe-dev/troupe/internal/stats"
 )
 
 // PolicyResult is one policy's row of an evaluation: means over the
-// evaluation episodes that did not fail.
+// evaluation episodes that did not fail, each with its 95 % confidence
+// interval in CI95. An episode the runtime cut short (step limit, token
+// budget) is scored and counted in the means like any other; only failed
+// episodes (a crash, a plugin fault, a reward function's error) are left
+// out, and FailedEpisodes and FailedShare say how many.
 type PolicyResult struct {
 	Reward     float64            `json:"reward"`
 	Components map[string]float64 `json:"components"`
@@ -31,6 +38,71 @@ type PolicyResult struct {
 	Tokens         float64 `json:"tokens"`
 	LLMCalls       float64 `json:"llm_calls"`
 	FailedEpisodes int     `json:"failed_episodes"`
+	// FailedShare is FailedEpisodes over the episodes played.
+	FailedShare float64 `json:"failed_share"`
+	// TruncatedEpisodes counts the scored episodes the runtime cut short
+	// (its step limit or a token budget).
+	TruncatedEpisodes int `json:"truncated_episodes"`
+	// LLMTraffic totals the policy's LLM traffic (requests, retries, 429s,
+	// 5xx, timeouts, seconds waiting) over all its episodes, failed ones
+	// included; zero for the simulated LLM. The per-episode means, over
+	// the scored episodes with intervals, are in Metrics
+	// (core.MetricLLMRequests …) when the team uses an endpoint.
+	LLMTraffic core.Traffic `json:"llm_traffic"`
+	// CI95 holds the 95 % interval of each mean above (nil when no episode
+	// was scored).
+	CI95 *PolicyCI `json:"ci95,omitempty"`
+}
+
+// PolicyCI holds the 95 % confidence intervals of a [PolicyResult]'s
+// means: percentile bootstrap over the evaluation episodes
+// (internal/stats: stats.Resamples resamples, fixed seed, so the same
+// episodes give the same intervals), failed episodes left out. Speedup's
+// is the interval of the ratio of the two mean makespans, the reference's
+// and this policy's episodes resampled together by seed; it is absent
+// when there is no speedup.
+type PolicyCI struct {
+	Reward     stats.Interval            `json:"reward"`
+	Components map[string]stats.Interval `json:"components"`
+	Metrics    map[string]stats.Interval `json:"metrics"`
+	MakespanS  stats.Interval            `json:"makespan_s"`
+	Speedup    *stats.Interval           `json:"speedup,omitempty"`
+	Tokens     stats.Interval            `json:"tokens"`
+	LLMCalls   stats.Interval            `json:"llm_calls"`
+}
+
+// Difference is a paired difference of means with its 95 % interval.
+type Difference struct {
+	Mean float64        `json:"mean"`
+	CI95 stats.Interval `json:"ci95"`
+}
+
+// MarshalJSON writes null for a mean that is not a number (no pair).
+func (d Difference) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Mean *float64       `json:"mean"`
+		CI95 stats.Interval `json:"ci95"`
+	}{stats.NumberOrNull(d.Mean), d.CI95})
+}
+
+// PairedResult compares the trained policy with another on the same
+// evaluation seeds: every figure is the mean over seeds of (trained −
+// other) with the 95 % interval of a paired bootstrap (seeds resampled,
+// so what the two policies share through the seed cancels out). A seed
+// on which either policy's episode failed is left out of every figure
+// and counted in Excluded. Speedup has no paired difference (it is
+// itself a ratio to the reference); MakespanS's difference stands for it.
+type PairedResult struct {
+	// Pairs counts the seeds both policies scored; Excluded those where
+	// either failed.
+	Pairs      int                   `json:"pairs"`
+	Excluded   int                   `json:"excluded"`
+	Reward     Difference            `json:"reward"`
+	Components map[string]Difference `json:"components"`
+	Metrics    map[string]Difference `json:"metrics"`
+	MakespanS  Difference            `json:"makespan_s"`
+	Tokens     Difference            `json:"tokens"`
+	LLMCalls   Difference            `json:"llm_calls"`
 }
 
 // EvalReport is `troupe eval --json` and eval.json.
@@ -50,12 +122,24 @@ type EvalReport struct {
 	Baselines []string                `json:"baselines,omitempty"`
 	Reference string                  `json:"reference,omitempty"`
 	Policies  map[string]PolicyResult `json:"policies"`
+	// BestBaseline is the evaluated policy other than the trained one
+	// ("grpo") with the highest mean joint reward (random included; ties
+	// go to the first in PolicyOrder); empty when there is none.
+	BestBaseline string `json:"best_baseline,omitempty"`
+	// Paired holds, for every other evaluated policy, the trained policy's
+	// paired difference to it on the same seeds (grpo − that policy);
+	// absent when the trained policy was not evaluated.
+	Paired map[string]PairedResult `json:"paired,omitempty"`
 }
 
 // Evaluate plays every policy on the same held-out seeds: the trained
 // policy as "grpo" (greedy unless e.Sampled; skipped when trained is nil),
 // each baseline the env offers, and "random". Speedups are measured
 // against the env's reference baseline (core.EnvSpec.ReferenceBaseline).
+// Every mean comes with its 95 % bootstrap interval ([PolicyCI]); the best
+// baseline is named, and the trained policy is compared with every other
+// policy seed by seed ([PairedResult]). It is an error when every episode
+// of a policy failed.
 func Evaluate(ctx context.Context, s Setup, trained *policy.Policy, e Eval) (EvalReport, error) {
 	if err := s.Validate(); err != nil {
 		return EvalReport{}, err
@@ -98,22 +182,36 @@ func Evaluate(ctx context.Context, s Setup, trained *policy.Policy, e Eval) (Eva
 		Env: spec.Name, Episodes: e.Episodes, Seed: e.Seed, Sampled: e.Sampled, Backend: s.Backend(spec),
 		Baselines: spec.Baselines, Reference: spec.ReferenceBaseline, Policies: map[string]PolicyResult{},
 	}
+	samples := map[string]*episodeFigures{}
 	for _, name := range names {
 		results, err := p.play(ctx, jobs, newActorFor(name, trainedActor), false)
 		if err != nil {
 			return rep, err
 		}
-		rep.Policies[name] = summarize(results)
+		samples[name] = collectFigures(results)
+		rep.Policies[name] = samples[name].summary()
 		if r := rep.Policies[name]; r.FailedEpisodes == len(results) {
 			return rep, fmt.Errorf("eval: every episode of policy %s failed: %s", name, FailureSummary(results))
 		}
 	}
-	if ref, ok := rep.Policies[rep.Reference]; ok && ref.MakespanS > 0 {
+	if ref, ok := samples[rep.Reference]; ok {
 		for name, r := range rep.Policies {
-			if r.MakespanS > 0 {
-				r.Speedup = ref.MakespanS / r.MakespanS
+			if sp, iv := stats.RatioCI(ref.makespan, samples[name].makespan); sp > 0 {
+				r.Speedup, r.CI95.Speedup = sp, &iv
 				rep.Policies[name] = r
 			}
+		}
+	}
+	rep.BestBaseline = rep.bestBaseline()
+	if g, ok := samples["grpo"]; ok {
+		for name, other := range samples {
+			if name == "grpo" {
+				continue
+			}
+			if rep.Paired == nil {
+				rep.Paired = map[string]PairedResult{}
+			}
+			rep.Paired[name] = pairedFigures(g, other)
 		}
 	}
 	return rep, nil
@@ -128,64 +226,197 @@ func checkPolicyFits(p *policy.Policy, obs, decisions, agents int) error {
 	return nil
 }
 
-func summarize(results []EpisodeResult) PolicyResult {
-	r := PolicyResult{Components: map[string]float64{}, Metrics: map[string]float64{}}
-	n := 0
-	for _, x := range results {
+// episodeFigures holds one policy's figures per evaluation seed, in job
+// order, NaN where the episode failed. A figure a scored episode did not
+// report counts as 0 there, as it always has in the means.
+type episodeFigures struct {
+	episodes, failed, truncated int
+	traffic                     core.Traffic
+	reward, makespan, tokens    []float64
+	calls                       []float64
+	components, metrics         map[string][]float64
+}
+
+func collectFigures(results []EpisodeResult) *episodeFigures {
+	n := len(results)
+	newColumn := func() []float64 {
+		c := make([]float64, n)
+		for i, x := range results {
+			if x.Failed {
+				c[i] = math.NaN()
+			}
+		}
+		return c
+	}
+	column := func(m map[string][]float64, k string) []float64 {
+		c, ok := m[k]
+		if !ok {
+			c = newColumn()
+			m[k] = c
+		}
+		return c
+	}
+	f := &episodeFigures{episodes: n, components: map[string][]float64{}, metrics: map[string][]float64{},
+		reward: newColumn(), makespan: newColumn(), tokens: newColumn(), calls: newColumn()}
+	for i, x := range results {
+		f.traffic = f.traffic.Add(x.Traffic)
 		if x.Failed {
-			r.FailedEpisodes++
+			f.failed++
 			continue
 		}
-		n++
-		r.Reward += x.Reward
+		if x.Episode.Truncated {
+			f.truncated++
+		}
+		f.reward[i] = x.Reward
 		for k, v := range x.Components {
-			r.Components[k] += v
+			column(f.components, k)[i] = v
 		}
 		for k, v := range x.Metrics {
 			switch k {
 			case core.MetricMakespan:
-				r.MakespanS += v
+				f.makespan[i] = v
 			case core.MetricTokens:
-				r.Tokens += v
+				f.tokens[i] = v
 			case core.MetricLLMCalls:
-				r.LLMCalls += v
+				f.calls[i] = v
 			default:
-				r.Metrics[k] += v
+				column(f.metrics, k)[i] = v
 			}
 		}
 	}
-	if n == 0 {
+	return f
+}
+
+// summary returns the means and their intervals.
+func (f *episodeFigures) summary() PolicyResult {
+	r := PolicyResult{Components: map[string]float64{}, Metrics: map[string]float64{}, FailedEpisodes: f.failed, TruncatedEpisodes: f.truncated, LLMTraffic: f.traffic}
+	if f.episodes > 0 {
+		r.FailedShare = float64(f.failed) / float64(f.episodes)
+	}
+	if f.failed == f.episodes {
 		return r
 	}
-	f := float64(n)
-	r.Reward /= f
-	r.MakespanS /= f
-	r.Tokens /= f
-	r.LLMCalls /= f
-	for k := range r.Components {
-		r.Components[k] /= f
+	ci := &PolicyCI{Components: map[string]stats.Interval{}, Metrics: map[string]stats.Interval{}}
+	r.Reward, ci.Reward = stats.Mean(f.reward), stats.BootstrapCI(f.reward)
+	r.MakespanS, ci.MakespanS = stats.Mean(f.makespan), stats.BootstrapCI(f.makespan)
+	r.Tokens, ci.Tokens = stats.Mean(f.tokens), stats.BootstrapCI(f.tokens)
+	r.LLMCalls, ci.LLMCalls = stats.Mean(f.calls), stats.BootstrapCI(f.calls)
+	for k, c := range f.components {
+		r.Components[k], ci.Components[k] = stats.Mean(c), stats.BootstrapCI(c)
 	}
-	for k := range r.Metrics {
-		r.Metrics[k] /= f
+	for k, c := range f.metrics {
+		r.Metrics[k], ci.Metrics[k] = stats.Mean(c), stats.BootstrapCI(c)
 	}
+	r.CI95 = ci
 	return r
+}
+
+// pairedFigures returns a − b per figure on the same seeds (the figures
+// both report).
+func pairedFigures(a, b *episodeFigures) PairedResult {
+	diff := func(x, y []float64) Difference {
+		d := stats.PairedDiffCI(x, y)
+		return Difference{Mean: d.Mean, CI95: d.CI95}
+	}
+	both := func(x, y map[string][]float64) map[string]Difference {
+		out := map[string]Difference{}
+		for k, c := range x {
+			if o, ok := y[k]; ok {
+				out[k] = diff(c, o)
+			}
+		}
+		return out
+	}
+	d := stats.PairedDiffCI(a.reward, b.reward)
+	return PairedResult{
+		Pairs: d.Pairs, Excluded: d.Excluded, Reward: Difference{Mean: d.Mean, CI95: d.CI95},
+		Components: both(a.components, b.components), Metrics: both(a.metrics, b.metrics),
+		MakespanS: diff(a.makespan, b.makespan), Tokens: diff(a.tokens, b.tokens), LLMCalls: diff(a.calls, b.calls),
+	}
+}
+
+// bestBaseline returns the scored policy other than "grpo" with the
+// highest mean joint reward, the first in PolicyOrder on a tie.
+func (r EvalReport) bestBaseline() string {
+	best := ""
+	for _, n := range r.PolicyOrder() {
+		if p := r.Policies[n]; n == "grpo" || p.CI95 == nil {
+			continue
+		}
+		if best == "" || r.Policies[n].Reward > r.Policies[best].Reward {
+			best = n
+		}
+	}
+	return best
 }
 
 // CostColumns names the time-and-cost columns of an evaluation table, the
 // cells of [PolicyResult.CostCells].
 func CostColumns() []string {
-	return []string{core.MetricMakespan, "speedup", core.MetricTokens, core.MetricLLMCalls, "failed"}
+	return []string{core.MetricMakespan, "speedup", core.MetricTokens, core.MetricLLMCalls, "failed", "truncated"}
 }
 
 // CostCells formats p's makespan, speedup ("–" when there is no reference
-// baseline to measure against), tokens, LLM calls and failed episodes as
-// table cells, in the order of [CostColumns].
+// baseline to measure against), tokens and LLM calls as table cells, each
+// mean with the half-width of its 95 % interval (see [MeanCell]), the
+// failed episodes with their share and the truncated (scored) episodes,
+// in the order of [CostColumns].
 func (p PolicyResult) CostCells() []string {
+	ci := p.intervals()
 	speedup := "–"
 	if p.Speedup != 0 {
-		speedup = fmt.Sprintf("%.2f", p.Speedup)
+		iv := undefinedInterval
+		if ci.Speedup != nil {
+			iv = *ci.Speedup
+		}
+		speedup = MeanCell("%.2f", p.Speedup, iv)
 	}
-	return []string{fmt.Sprintf("%.1f", p.MakespanS), speedup, fmt.Sprintf("%.0f", p.Tokens), fmt.Sprintf("%.1f", p.LLMCalls), fmt.Sprintf("%d", p.FailedEpisodes)}
+	return []string{MeanCell("%.1f", p.MakespanS, ci.MakespanS), speedup, MeanCell("%.0f", p.Tokens, ci.Tokens),
+		MeanCell("%.1f", p.LLMCalls, ci.LLMCalls), fmt.Sprintf("%d (%.3g%%)", p.FailedEpisodes, 100*p.FailedShare), fmt.Sprintf("%d", p.TruncatedEpisodes)}
+}
+
+var undefinedInterval = stats.Interval{Lo: math.NaN(), Hi: math.NaN()}
+
+// intervals returns p.CI95, or intervals all undefined when it is nil.
+func (p PolicyResult) intervals() PolicyCI {
+	if p.CI95 != nil {
+		return *p.CI95
+	}
+	u := undefinedInterval
+	return PolicyCI{Reward: u, MakespanS: u, Tokens: u, LLMCalls: u}
+}
+
+// lookup returns m[k], undefined when absent.
+func lookup(m map[string]stats.Interval, k string) stats.Interval {
+	if iv, ok := m[k]; ok {
+		return iv
+	}
+	return undefinedInterval
+}
+
+// MeanCell formats a mean and the half-width of its 95 % interval with
+// format ("0.7140 ±0.0123" for "%.4f"); the mean alone when the interval
+// is undefined. The half-width is (hi − lo) / 2: a percentile interval
+// need not be symmetric, and eval --json has its exact ends.
+func MeanCell(format string, mean float64, iv stats.Interval) string {
+	if !iv.Defined() {
+		return fmt.Sprintf(format, mean)
+	}
+	return fmt.Sprintf(format+" ±"+format, mean, iv.HalfWidth())
+}
+
+// DiffCell formats a paired difference as its mean and interval with
+// signs ("+0.0312 [+0.0101, +0.0520]" for "%.4f"); "–" when there was no
+// pair.
+func DiffCell(format string, d Difference) string {
+	if math.IsNaN(d.Mean) {
+		return "–"
+	}
+	f := strings.Replace(format, "%", "%+", 1)
+	if !d.CI95.Defined() {
+		return fmt.Sprintf(f, d.Mean)
+	}
+	return fmt.Sprintf(f+" ["+f+", "+f+"]", d.Mean, d.CI95.Lo, d.CI95.Hi)
 }
 
 // PolicyOrder returns the report's policy names: grpo first, then the
@@ -216,60 +447,159 @@ func (r EvalReport) PolicyOrder() []string {
 	return names
 }
 
-// qualityMetrics are shown in the table when present.
+// qualityMetrics are shown in the CLI table when present.
 var qualityMetrics = []string{core.MetricConsistency, core.MetricPassRate, core.MetricReturn}
 
-// WriteTable prints the report as an aligned text table. A policy with no
-// speedup (0: the env names no reference baseline, or it was not
-// evaluated) shows "–" for it.
-func (r EvalReport) WriteTable(w io.Writer) {
-	var comps []string
+// Columns returns the figure columns of the evaluation tables: every
+// reward component any policy reports, by name, then those of metrics
+// (in the given order) that some policy reports and that are not already
+// a component.
+func (r EvalReport) Columns(metrics []string) (comps, mets []string) {
 	seen := map[string]bool{}
-	for _, n := range r.PolicyOrder() {
-		for c := range r.Policies[n].Components {
-			if !seen[c] {
-				seen[c] = true
-				comps = append(comps, c)
-			}
+	for _, p := range r.Policies {
+		for c := range p.Components {
+			seen[c] = true
 		}
 	}
-	sort.Strings(comps)
-	var qual []string
-	for _, q := range qualityMetrics {
-		if seen[q] {
-			continue // already a component column
+	comps = slices.Sorted(maps.Keys(seen))
+	for _, m := range metrics {
+		if seen[m] {
+			continue
 		}
-		for _, n := range r.PolicyOrder() {
-			if _, ok := r.Policies[n].Metrics[q]; ok {
-				qual = append(qual, q)
+		for _, p := range r.Policies {
+			if _, ok := p.Metrics[m]; ok {
+				mets = append(mets, m)
 				break
 			}
 		}
 	}
-	fmt.Fprintf(w, "evaluation: env %s, %d episodes per policy on held-out seeds (eval seed %d), LLM backend: %s\n", r.Env, r.Episodes, r.Seed, r.Backend)
-	head := []string{"policy", "reward"}
-	head = append(head, comps...)
-	head = append(head, qual...)
-	head = append(head, CostColumns()...)
-	rows := [][]string{head}
+	return comps, mets
+}
+
+// BestMark follows the best baseline's name in the tables.
+const BestMark = "*"
+
+// Table returns the evaluation table, one row per policy in PolicyOrder:
+// the joint reward, the components and metrics of [EvalReport.Columns],
+// then the [CostColumns]. Each mean carries the half-width of its 95 %
+// interval ([MeanCell]) and the best baseline's name is followed by
+// [BestMark].
+func (r EvalReport) Table(metrics []string) (head []string, rows [][]string) {
+	comps, mets := r.Columns(metrics)
+	head = append(append(append([]string{"policy", "reward"}, comps...), mets...), CostColumns()...)
 	for _, n := range r.PolicyOrder() {
 		p := r.Policies[n]
-		row := []string{n, fmt.Sprintf("%.4f", p.Reward)}
+		ci := p.intervals()
+		row := []string{r.markedName(n), MeanCell("%.4f", p.Reward, ci.Reward)}
 		for _, c := range comps {
-			row = append(row, fmt.Sprintf("%.4f", p.Components[c]))
+			row = append(row, MeanCell("%.4f", p.Components[c], lookup(ci.Components, c)))
 		}
-		for _, q := range qual {
-			row = append(row, fmt.Sprintf("%.4f", p.Metrics[q]))
+		for _, m := range mets {
+			row = append(row, MeanCell("%.4f", p.Metrics[m], lookup(ci.Metrics, m)))
 		}
 		rows = append(rows, append(row, p.CostCells()...))
 	}
+	return head, rows
+}
+
+func (r EvalReport) markedName(n string) string {
+	if n == r.BestBaseline {
+		return n + BestMark
+	}
+	return n
+}
+
+// PairedTable returns the trained policy's paired differences, one row
+// per other policy in PolicyOrder ("grpo − NAME"), with the number of
+// pairs, the joint reward, the figures of [EvalReport.Columns], makespan,
+// tokens and LLM calls, each as mean [95 % interval] ([DiffCell]). It
+// returns no rows when the trained policy was not evaluated.
+func (r EvalReport) PairedTable(metrics []string) (head []string, rows [][]string) {
+	if len(r.Paired) == 0 {
+		return nil, nil
+	}
+	comps, mets := r.Columns(metrics)
+	head = append(append(append([]string{"difference", "pairs", "reward"}, comps...), mets...), core.MetricMakespan, core.MetricTokens, core.MetricLLMCalls)
+	for _, n := range r.PolicyOrder() {
+		d, ok := r.Paired[n]
+		if !ok {
+			continue
+		}
+		pairs := fmt.Sprintf("%d", d.Pairs)
+		if d.Excluded > 0 {
+			pairs += fmt.Sprintf(" (%d excl.)", d.Excluded)
+		}
+		row := []string{"grpo − " + r.markedName(n), pairs, DiffCell("%.4f", d.Reward)}
+		for _, c := range comps {
+			row = append(row, diffOrDash("%.4f", d.Components, c))
+		}
+		for _, m := range mets {
+			row = append(row, diffOrDash("%.4f", d.Metrics, m))
+		}
+		rows = append(rows, append(row, DiffCell("%.1f", d.MakespanS), DiffCell("%.0f", d.Tokens), DiffCell("%.1f", d.LLMCalls)))
+	}
+	return head, rows
+}
+
+func diffOrDash(format string, m map[string]Difference, k string) string {
+	if d, ok := m[k]; ok {
+		return DiffCell(format, d)
+	}
+	return "–"
+}
+
+// WriteTable prints the report as aligned text: the evaluation table
+// ([EvalReport.Table] with the quality metrics consistency, pass_rate and
+// return), then the trained policy's paired differences
+// ([EvalReport.PairedTable]).
+func (r EvalReport) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "evaluation: env %s, %d episodes per policy on held-out seeds (eval seed %d), LLM backend: %s\n", r.Env, r.Episodes, r.Seed, r.Backend)
+	fmt.Fprintf(w, "mean ± half-width of the 95%% bootstrap interval (%d resamples over episodes); failed episodes are left out of the means and counted in \"failed\"; \"truncated\" episodes (cut at the step limit or a token budget) are scored\n", stats.Resamples)
+	head, rows := r.Table(qualityMetrics)
+	writeAligned(w, head, rows)
+	if r.BestBaseline != "" {
+		fmt.Fprintf(w, "%s best baseline: %s (highest mean joint reward)\n", BestMark, r.BestBaseline)
+	}
+	if head, rows := r.PairedTable(qualityMetrics); len(rows) > 0 {
+		fmt.Fprintf(w, "\npaired on the same seeds: mean difference [95%% paired-bootstrap interval]; a seed where either episode failed is excluded\n")
+		writeAligned(w, head, rows)
+	}
+	if head, rows := r.TrafficTable(); len(rows) > 0 {
+		fmt.Fprintf(w, "\nLLM traffic per policy: totals over its episodes, failed ones included\n")
+		writeAligned(w, head, rows)
+	}
+}
+
+// TrafficTable returns each policy's LLM traffic ([PolicyResult.LLMTraffic]:
+// requests, retries, responses 429 and 5xx, timeouts, seconds spent
+// waiting), one row per policy in PolicyOrder; no rows when no policy
+// sent a request (the simulated LLM, replayed completions).
+func (r EvalReport) TrafficTable() (head []string, rows [][]string) {
+	head = []string{"policy", "requests", "retries", "429", "5xx", "timeouts", "wait_s"}
+	sent := false
+	for _, n := range r.PolicyOrder() {
+		t := r.Policies[n].LLMTraffic
+		sent = sent || t.Requests > 0
+		rows = append(rows, []string{n, fmt.Sprint(t.Requests), fmt.Sprint(t.Retries), fmt.Sprint(t.RateLimited),
+			fmt.Sprint(t.ServerErrors), fmt.Sprint(t.Timeouts), fmt.Sprintf("%.1f", t.WaitSeconds)})
+	}
+	if !sent {
+		return head, nil
+	}
+	return head, rows
+}
+
+// writeAligned prints head and rows as columns: the first left-aligned,
+// the others right-aligned, two spaces apart.
+func writeAligned(w io.Writer, head []string, rows [][]string) {
+	all := append([][]string{head}, rows...)
 	widths := make([]int, len(head))
-	for _, row := range rows {
+	for _, row := range all {
 		for i, c := range row {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
-	for _, row := range rows {
+	for _, row := range all {
 		var b strings.Builder
 		for i, c := range row {
 			if i == 0 {

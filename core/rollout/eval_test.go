@@ -1,10 +1,14 @@
 package rollout
 
 import (
+	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/troupe-dev/troupe/internal/stats"
 )
 
 // The table lists grpo, then the env's baselines in the spec's order, then
@@ -29,7 +33,7 @@ func TestWriteTableSpeedup(t *testing.T) {
 	}}
 	var b strings.Builder
 	r.WriteTable(&b)
-	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")[1:] // after the title
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")[2:] // after the title and the legend
 	if len(lines) != 3 {
 		t.Fatalf("table:\n%s", b.String())
 	}
@@ -50,5 +54,47 @@ func TestWriteTableSpeedup(t *testing.T) {
 	r.WriteTable(&b)
 	if !strings.Contains(b.String(), "  2.00  ") || !strings.Contains(b.String(), "  1.00  ") {
 		t.Errorf("speedups against a reference:\n%s", b.String())
+	}
+}
+
+// The table shows each mean with the half-width of its interval, marks
+// the best baseline and lists grpo − every other policy with the
+// interval's ends; eval --json carries the intervals and the paired
+// section beside the old mean fields.
+func TestWriteTableIntervalsAndPaired(t *testing.T) {
+	iv := func(lo, hi float64) stats.Interval { return stats.Interval{Lo: lo, Hi: hi} }
+	r := EvalReport{Env: "t", Episodes: 10, Baselines: []string{"sop", "naive"}, BestBaseline: "sop", Policies: map[string]PolicyResult{
+		"grpo":  {Reward: 0.8, CI95: &PolicyCI{Reward: iv(0.75, 0.85)}},
+		"sop":   {Reward: 0.7, CI95: &PolicyCI{Reward: iv(0.6, 0.7)}},
+		"naive": {Reward: 0.5, FailedEpisodes: 2, FailedShare: 0.2, CI95: &PolicyCI{Reward: iv(0.4, 0.6)}},
+	}, Paired: map[string]PairedResult{
+		"sop":   {Pairs: 10, Reward: Difference{Mean: 0.1, CI95: iv(0.02, 0.19)}},
+		"naive": {Pairs: 8, Excluded: 2, Reward: Difference{Mean: -0.3, CI95: iv(-0.5, -0.1)}},
+	}}
+	var b strings.Builder
+	r.WriteTable(&b)
+	out := b.String()
+	for _, want := range []string{
+		"grpo    0.8000 ±0.0500", "sop*    0.7000 ±0.0500", "2 (20%)", "* best baseline: sop",
+		"grpo − sop*            10  +0.1000 [+0.0200, +0.1900]", "grpo − naive  8 (2 excl.)  -0.3000 [-0.5000, -0.1000]",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	js, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"reward":0.8,`, `"ci95":{"reward":{"lo":0.75,"hi":0.85}`, `"best_baseline":"sop"`,
+		`"paired":{"naive":{"pairs":8,"excluded":2,"reward":{"mean":-0.3,"ci95":{"lo":-0.5,"hi":-0.1}}`} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("eval --json lacks %s: %s", want, js)
+		}
+	}
+	// A difference with no pair is null, not an invalid NaN.
+	r.Paired["naive"] = PairedResult{Excluded: 10, Reward: Difference{Mean: math.NaN(), CI95: stats.Interval{Lo: math.NaN(), Hi: math.NaN()}}}
+	if js, err := json.Marshal(r); err != nil || !strings.Contains(string(js), `"reward":{"mean":null,"ci95":{"lo":null,"hi":null}}`) {
+		t.Errorf("no pair: %s, %v", js, err)
 	}
 }

@@ -11,12 +11,17 @@ import (
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/policy"
+	"github.com/troupe-dev/troupe/core/telemetry"
 )
 
 // Job is one episode to play: the task (the env's seed) and the rollout
 // (the sampling seed, see [RolloutSeed]).
 type Job struct {
 	Task, Rollout uint64
+	// Prefix, if set, forces decisions (only [Pool.Replay] takes it):
+	// Prefix[s][i] is agent i's decision at step s, or -1 to let the
+	// policy choose. Steps past the prefix are the policy's.
+	Prefix [][]int
 }
 
 // Pool is a set of workers, one env instance each, that plays episodes.
@@ -41,6 +46,11 @@ func (p *Pool) Close() { p.close() }
 // from its own observation, and returns the scored results in job order
 // with every decision recorded (the data of a training iteration).
 func (p *Pool) Sample(ctx context.Context, jobs []Job, pol *policy.Policy) ([]EpisodeResult, error) {
+	for k, j := range jobs {
+		if j.Prefix != nil {
+			return nil, fmt.Errorf("rollout: Sample: job %d has a forced prefix (use Replay)", k)
+		}
+	}
 	return p.play(ctx, jobs, newActorFor("grpo", policyActor{p: pol}), true)
 }
 
@@ -81,13 +91,20 @@ func (p *Pool) play(ctx context.Context, jobs []Job, mkActor func(w *worker) (ac
 			defer wg.Done()
 			for j := range ch {
 				a, err := mkActor(w)
+				if err == nil && j.Prefix != nil {
+					a = &replayActor{inner: a, prefix: j.Prefix}
+				}
 				var res EpisodeResult
+				var span telemetry.Span
 				if err != nil {
 					res = EpisodeResult{Failed: true, Reason: err.Error()}
 					res.Episode.Env, res.Episode.Seed = w.spec.Name, j.Task
 				} else {
-					res, err = w.run(ctx, j.Task, j.Rollout, a, record, nil)
+					var ectx context.Context
+					ectx, span = p.setup.Telemetry.StartEpisode(ctx, w.spec.Name, j.Task, j.Rollout)
+					res, err = w.run(ectx, j.Task, j.Rollout, a, record, nil)
 					if err != nil {
+						span.End(err)
 						mu.Lock()
 						if firstErr == nil {
 							firstErr = err
@@ -97,6 +114,8 @@ func (p *Pool) play(ctx context.Context, jobs []Job, mkActor func(w *worker) (ac
 					}
 				}
 				p.setup.score(&res)
+				span.Episode(res.Episode.Steps, res.Reward, res.Components, res.Failed, res.Reason)
+				span.End(nil)
 				results[j.idx] = res
 			}
 		}(w)
@@ -133,6 +152,9 @@ func (s *Setup) score(res *EpisodeResult) {
 		c, m, err := scoreSafely(r, &res.Episode)
 		if err != nil {
 			res.Failed, res.Reason = true, fmt.Sprintf("reward %s: %v", r.Name(), err)
+			if res.cutNote != "" {
+				res.Reason += " (" + res.cutNote + ")"
+			}
 			return
 		}
 		for k, v := range c {

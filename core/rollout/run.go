@@ -34,11 +34,15 @@ func RunEpisode(ctx context.Context, s Setup, trained *policy.Policy, baseline s
 	if err != nil {
 		return EpisodeResult{}, err
 	}
-	res, err := w.run(ctx, seed, RolloutSeed(seed, 0), act, false, observe)
+	ectx, span := s.Telemetry.StartEpisode(ctx, w.spec.Name, seed, RolloutSeed(seed, 0))
+	res, err := w.run(ectx, seed, RolloutSeed(seed, 0), act, false, observe)
 	if err != nil {
+		span.End(err)
 		return res, err
 	}
 	s.score(&res)
+	span.Episode(res.Episode.Steps, res.Reward, res.Components, res.Failed, res.Reason)
+	span.End(nil)
 	if res.Failed {
 		return res, fmt.Errorf("episode failed: %s", res.Reason)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/llm"
+	"github.com/troupe-dev/troupe/core/telemetry"
 )
 
 // AgentLLM says how one agent gets its text.
@@ -66,7 +67,11 @@ func (a AgentLLM) backendName() string {
 
 // Budget caps the LLM tokens of one episode: the agentfile's [budget]
 // table. A capped episode ends early with what it has and is marked
-// budget-stopped; it is never lost.
+// budget-stopped; it is never lost. The caps are hard: under a budget a
+// step's calls run one at a time in agent order, each with max_tokens cut
+// to what is left after its estimated prompt, and a call that cannot fit
+// is not made, so an episode exceeds a cap by at most what the one call
+// that reached it used beyond its estimate.
 type Budget struct {
 	// MaxTokens caps the team's tokens per episode; 0 (the default) = none.
 	MaxTokens int `toml:"max_tokens"`
@@ -90,16 +95,21 @@ type Config struct {
 	// Workers is the number of rollout workers, each with its own env
 	// instance; 0 (the default) means one per CPU (GOMAXPROCS).
 	Workers int `toml:"workers"`
-	// MaxSteps truncates episodes of envs whose spec sets no MaxSteps.
-	// Default 1000; 0 means the default.
+	// MaxSteps cuts every episode after this many steps, whatever the
+	// env; the env's own limit (core.EnvSpec.MaxSteps), when smaller,
+	// ends it first. 0 (the default) adds no limit to the env's own, and
+	// means envStepLimit (1000) for an env that sets none. It is the one
+	// runtime setting of an episode's length; an env's own params (lbf's
+	// max_steps, say) set its spec's limit.
 	MaxSteps int `toml:"max_steps"`
 }
 
-// defaultMaxSteps is the default of [Config.MaxSteps].
-const defaultMaxSteps = 1000
+// envStepLimit is the step limit of an env whose spec sets none when
+// [Config.MaxSteps] is 0.
+const envStepLimit = 1000
 
 // DefaultConfig returns the defaults documented on [Config]'s fields.
-func DefaultConfig() Config { return Config{MaxSteps: defaultMaxSteps} }
+func DefaultConfig() Config { return Config{} }
 
 // Validate reports the first setting that cannot work.
 func (c Config) Validate() error {
@@ -107,17 +117,24 @@ func (c Config) Validate() error {
 	case c.Workers < 0:
 		return core.NewSettingError("workers", "must be ≥ 0 (0 = one per CPU), got %d", c.Workers)
 	case c.MaxSteps < 0:
-		return core.NewSettingError("max_steps", "must be ≥ 0 (0 = %d), got %d", defaultMaxSteps, c.MaxSteps)
+		return core.NewSettingError("max_steps", "must be ≥ 0 (0 = the env's own limit, else %d), got %d", envStepLimit, c.MaxSteps)
 	}
 	return nil
 }
 
-// stepLimit returns MaxSteps, with 0 resolved to the default.
-func (c Config) stepLimit() int {
-	if c.MaxSteps > 0 {
+// StepLimit returns the number of steps after which the runtime cuts an
+// episode of spec's env: the smaller of spec.MaxSteps and MaxSteps, those
+// that are set, else envStepLimit (1000).
+func (c Config) StepLimit(spec core.EnvSpec) int {
+	switch {
+	case spec.MaxSteps > 0 && c.MaxSteps > 0:
+		return min(spec.MaxSteps, c.MaxSteps)
+	case spec.MaxSteps > 0:
+		return spec.MaxSteps
+	case c.MaxSteps > 0:
 		return c.MaxSteps
 	}
-	return defaultMaxSteps
+	return envStepLimit
 }
 
 // NumWorkers returns Workers, with 0 resolved to one per CPU.
@@ -198,6 +215,9 @@ type Setup struct {
 	// Logger receives the trainer's warnings (failed episodes of an
 	// iteration). Nil means slog.Default().
 	Logger *slog.Logger
+	// Telemetry traces episodes and LLM calls and records their metrics
+	// (the [telemetry] table). Nil, or an exporter of "none", is off.
+	Telemetry *telemetry.Telemetry
 }
 
 // agentLLM returns agent i's LLM settings.
@@ -228,6 +248,9 @@ func (s *Setup) Validate() error {
 		return errors.New("setup: no reward functions")
 	}
 	if err := CheckRewards(s.Rewards, s.Weights); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	if err := CheckRequiredMetrics(spec, s.Rewards); err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
 	if err := s.Budget.Validate(); err != nil {
@@ -262,9 +285,20 @@ func needsText(spec core.EnvSpec) bool {
 	return false
 }
 
+// MaxRewardWeight bounds the magnitude of a reward weight. With the group
+// or batch scale advantages are normalized, so weights only weigh the
+// components against one another and a larger one says nothing a smaller
+// one cannot; with scale = "none" a weight of 1e6 already multiplies the
+// advantages a million-fold. Near the float64 limit the joint reward
+// Σ w_k c_k and the squares the group statistics take of it overflow to
+// ±Inf (a weight of 1e308 failed the first iteration).
+const MaxRewardWeight = 1e6
+
 // CheckRewards checks that no component is returned by two reward
-// functions and that every weight names a component one returns (a typo
-// would otherwise weigh nothing) with a finite weight. Its error is a
+// functions, that every weight names a component one returns (a typo
+// would otherwise weigh nothing) with a finite weight of magnitude at most
+// MaxRewardWeight, and that some weight is not 0 (else every rollout's
+// joint reward is 0 and training learns nothing). Its error is a
 // *core.SettingError whose Key is the agentfile key it concerns, e.g.
 // "reward.weights.speed".
 func CheckRewards(rewards []core.RewardFunc, weights map[string]float64) error {
@@ -287,16 +321,45 @@ func CheckRewards(rewards []core.RewardFunc, weights map[string]float64) error {
 		}
 		if w := weights[c]; math.IsNaN(w) || math.IsInf(w, 0) {
 			return core.NewSettingError("reward.weights."+c, "weight %v is not a finite number", w)
+		} else if math.Abs(w) > MaxRewardWeight {
+			return core.NewSettingError("reward.weights."+c, "weight %v is out of range: its magnitude must be at most %g (weights are relative; larger ones overflow the joint reward's statistics)", w, MaxRewardWeight)
+		}
+	}
+	allZero := len(weights) > 0
+	for _, w := range weights {
+		allZero = allZero && w == 0
+	}
+	if allZero {
+		return core.NewSettingError("reward.weights", "every weight is 0: the joint reward would be 0 for every rollout and training would learn nothing")
+	}
+	return nil
+}
+
+// CheckRequiredMetrics checks that every metric a reward function
+// requires (core.RequiredMetricsOf) is one spec's env lists or the runtime
+// sets (core.CheckRequiredMetrics), so that a reward no episode can feed
+// fails at load rather than in every episode. Its error is a
+// *core.SettingError whose Key is the reward's agentfile table,
+// "rewards.N".
+func CheckRequiredMetrics(spec core.EnvSpec, rewards []core.RewardFunc) error {
+	for i, r := range rewards {
+		if err := core.CheckRequiredMetrics(spec, r); err != nil {
+			return core.NewSettingError(fmt.Sprintf("rewards.%d", i), "%v", err)
 		}
 	}
 	return nil
 }
 
 // Backend names the LLM backend(s) behind the team's text: "sim" for the
-// simulated LLM, "none" when no decision of spec needs text, several
-// joined by "+".
+// simulated LLM, "replay" when no decision of spec needs text and the env
+// replays recorded completions itself (it lists
+// core.MetricReplayedCalls), "none" when no decision needs text
+// otherwise, several joined by "+".
 func (s *Setup) Backend(spec core.EnvSpec) string {
 	if !needsText(spec) {
+		if slices.Contains(spec.Metrics, core.MetricReplayedCalls) {
+			return "replay"
+		}
 		return "none"
 	}
 	seen := map[string]bool{}

@@ -121,13 +121,20 @@ func TestEvaluateChecksPolicies(t *testing.T) {
 	wantSettingError(t, err, "eval.episodes", "eval.episodes: must be at least 1")
 }
 
-// A zero [rollout] max_steps means the default one.
-func TestMaxStepsDefault(t *testing.T) {
-	if got, want := (Config{}).stepLimit(), DefaultConfig().MaxSteps; got != want {
-		t.Errorf("zero max_steps: limit %d, want the default %d", got, want)
+// The runtime's step limit is one rule for every env: the smaller of
+// the env's own limit and rollout.max_steps, those that are set, else
+// 1000. A rollout.max_steps larger than the env's limit does not lengthen
+// its episodes, and a smaller one cuts them (the writing env sets none).
+func TestStepLimit(t *testing.T) {
+	for _, c := range []struct{ env, max, want int }{
+		{0, 0, 1000}, {0, 7, 7}, {50, 0, 50}, {50, 7, 7}, {50, 2000, 50}, {5000, 0, 5000},
+	} {
+		if got := (Config{MaxSteps: c.max}).StepLimit(core.EnvSpec{MaxSteps: c.env}); got != c.want {
+			t.Errorf("env limit %d, max_steps %d: limit %d, want %d", c.env, c.max, got, c.want)
+		}
 	}
-	if got := (Config{MaxSteps: 7}).stepLimit(); got != 7 {
-		t.Errorf("max_steps 7: limit %d", got)
+	if DefaultConfig().MaxSteps != 0 {
+		t.Errorf("default max_steps %d, want 0 (the env's own limit)", DefaultConfig().MaxSteps)
 	}
-	wantSettingError(t, Config{MaxSteps: -1}.Validate(), "max_steps", "(0 = 1000)")
+	wantSettingError(t, Config{MaxSteps: -1}.Validate(), "max_steps", "(0 = the env's own limit, else 1000)")
 }

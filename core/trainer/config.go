@@ -19,6 +19,28 @@ const (
 	// CreditIndependent gives each agent the advantage of its own return
 	// (an ablation; the env must report per-agent step rewards).
 	CreditIndependent Credit = "independent"
+	// CreditCounterfactual gives each branched decision its own advantage
+	// from counterfactual branches of the episode: the episode is replayed
+	// up to the decision, the agent's decision is changed to each legal
+	// alternative, the policy continues, and the joint rewards of the
+	// branches form the decision's group (credit.go). The env must replay
+	// (see core.Env) and every LLM must be the simulated one.
+	CreditCounterfactual Credit = "counterfactual"
+)
+
+// Aggregate says how a branched decision's value is taken from its
+// branches against several decisions of the other agents.
+type Aggregate string
+
+// The aggregates of [Config.BranchAggregate].
+const (
+	// AggregateMean averages over the other agents' decisions: the value
+	// of the decision against the team as it plays (COMA's expectation).
+	AggregateMean Aggregate = "mean"
+	// AggregateMax takes the best: the value of the decision if the others
+	// coordinate with it (optimistic, as lenient and distributed
+	// Q-learning are, against relative overgeneralization).
+	AggregateMax Aggregate = "max"
 )
 
 // Config holds the training settings: the agentfile's [train] table. The
@@ -28,15 +50,37 @@ const (
 type Config struct {
 	// Iterations is the number of GRPO iterations, ≥ 1. Default 100.
 	Iterations int `toml:"iterations"`
-	// TasksPerIteration is the number of task seeds per iteration, ≥ 1.
+	// TasksPerIteration is the number of task seeds per iteration, ≥ 1,
+	// with TasksPerIteration × GroupSize at most MaxEpisodesPerIteration.
 	// Default 16.
 	TasksPerIteration int `toml:"tasks_per_iteration"`
-	// GroupSize is G, the joint rollouts per task seed, ≥ 1 (≥ 2 with the
-	// rloo baseline). Default 8.
+	// GroupSize is G, the joint rollouts per task seed, in
+	// [2, MaxGroupSize]; 1 only with credit = counterfactual, whose groups
+	// are the branches (with joint or independent credit a group of one
+	// is always flat: its advantage is 0 under every baseline, and
+	// training would not change the policy), and never with the rloo
+	// baseline. TasksPerIteration × GroupSize is at most
+	// MaxEpisodesPerIteration. Default 8.
 	GroupSize int `toml:"group_size"`
-	// Credit says which reward each agent's decisions are credited with.
-	// Default joint.
+	// Credit says which reward each agent's decisions are credited with:
+	// joint, independent or counterfactual. Default joint.
 	Credit Credit `toml:"credit"`
+	// BranchPoints is, with counterfactual credit, the number of recorded
+	// decisions of each episode that are branched and credited (drawn
+	// without replacement; all of them when the episode has fewer); the
+	// others are left out of the update. ≥ 1, default 4.
+	BranchPoints int `toml:"branch_points"`
+	// BranchPartners is, with counterfactual credit, the number of joint
+	// decisions of the other agents, drawn from the current policy at
+	// their recorded observations, that each alternative is also tried
+	// against at the branch step, besides the recorded one. ≥ 0, default 0
+	// (the others' decisions held as recorded). A branch point costs
+	// L·(1+BranchPartners) − 1 replayed episodes, L its legal decisions.
+	BranchPartners int `toml:"branch_partners"`
+	// BranchAggregate combines an alternative's branches against the
+	// BranchPartners+1 decisions of the others: mean or max (max needs
+	// BranchPartners ≥ 1). Default mean.
+	BranchAggregate Aggregate `toml:"branch_aggregate"`
 	// Hidden lists the policy's hidden layer widths (see
 	// [policy.CheckHidden]). Default [64, 64].
 	Hidden []int `toml:"hidden"`
@@ -54,10 +98,25 @@ type Config struct {
 	grpo.Config
 }
 
+// MaxGroupSize bounds [Config.GroupSize]. The group baseline's noise
+// falls as 1/√G, so past a few hundred rollouts per task a larger group
+// adds cost (every rollout is played and kept until the update) and no
+// signal; 1024 is far past that point.
+const MaxGroupSize = 1024
+
+// MaxEpisodesPerIteration bounds TasksPerIteration × GroupSize, the
+// episodes of one iteration. The trainer keeps all of them in memory until
+// the update (each recorded decision's features and mask, each LLM call's
+// prompt and completion, the episode's artifacts), and the iteration
+// writes no progress until they are all played: a million episodes would
+// exhaust memory or show nothing for hours.
+const MaxEpisodesPerIteration = 1 << 16
+
 // DefaultConfig returns the defaults documented on [Config]'s fields.
 func DefaultConfig() Config {
 	return Config{
 		Iterations: 100, TasksPerIteration: 16, GroupSize: 8, Credit: CreditJoint,
+		BranchPoints: 4, BranchAggregate: AggregateMean,
 		Hidden: []int{64, 64}, SharePolicy: true, CheckpointEvery: 10, MaxFailureRatio: 0.2,
 		Config: grpo.DefaultConfig(),
 	}
@@ -81,9 +140,27 @@ func (c Config) Validate() error {
 		return core.NewSettingError("max_failure_ratio", "must be in [0, 1], got %v", c.MaxFailureRatio)
 	}
 	switch c.Credit {
-	case CreditJoint, CreditIndependent:
+	case CreditJoint, CreditIndependent, CreditCounterfactual:
 	default:
-		return core.NewSettingError("credit", "must be joint or independent, got %q", c.Credit)
+		return core.NewSettingError("credit", "must be joint, independent or counterfactual, got %q", c.Credit)
+	}
+	switch {
+	case c.GroupSize > MaxGroupSize:
+		return core.NewSettingError("group_size", "must be at most %d, got %d (the group baseline's noise falls as 1/√G: a larger group costs rollouts and memory and adds no signal)", MaxGroupSize, c.GroupSize)
+	case c.TasksPerIteration > MaxEpisodesPerIteration/c.GroupSize:
+		return core.NewSettingError("tasks_per_iteration", "tasks_per_iteration × group_size = %d × %d = %d episodes per iteration, more than %d (the trainer keeps an iteration's episodes in memory until its update)", c.TasksPerIteration, c.GroupSize, c.TasksPerIteration*c.GroupSize, MaxEpisodesPerIteration)
+	case c.GroupSize < 2 && c.Credit != CreditCounterfactual:
+		return core.NewSettingError("group_size", "must be at least 2 with credit = %q, got %d: a group of one rollout is always flat (its advantage is 0 under every baseline, mean, rloo or max), so training would not change the policy (credit = \"counterfactual\" forms its groups from branches and allows 1)", c.Credit, c.GroupSize)
+	}
+	switch {
+	case c.BranchPoints < 1:
+		return core.NewSettingError("branch_points", "must be at least 1, got %d", c.BranchPoints)
+	case c.BranchPartners < 0:
+		return core.NewSettingError("branch_partners", "must be ≥ 0, got %d", c.BranchPartners)
+	case c.BranchAggregate != AggregateMean && c.BranchAggregate != AggregateMax:
+		return core.NewSettingError("branch_aggregate", "must be mean or max, got %q", c.BranchAggregate)
+	case c.BranchAggregate == AggregateMax && c.BranchPartners < 1:
+		return core.NewSettingError("branch_aggregate", "max needs branch_partners ≥ 1 (over the recorded decisions of the others alone it is the mean)")
 	}
 	if err := policy.CheckHidden(c.Hidden); err != nil {
 		return err

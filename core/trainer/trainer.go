@@ -19,6 +19,7 @@ import (
 	"github.com/troupe-dev/troupe/core/grpo"
 	"github.com/troupe-dev/troupe/core/policy"
 	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/telemetry"
 	"github.com/troupe-dev/troupe/internal/atomicfile"
 )
 
@@ -37,16 +38,28 @@ type IterationStats struct {
 	FracZeroStdGroups float64            `json:"frac_zero_std_groups"`
 	Episodes          int                `json:"episodes"`
 	FailedEpisodes    int                `json:"failed_episodes"`
-	Decisions         int                `json:"decisions"`
-	EnvSteps          int64              `json:"env_steps"`
-	Backend           string             `json:"backend"`
+	// BranchEpisodes and FailedBranches count the episodes replayed for
+	// counterfactual credit (their env steps are in EnvSteps); omitted
+	// when 0.
+	BranchEpisodes int    `json:"branch_episodes,omitempty"`
+	FailedBranches int    `json:"failed_branches,omitempty"`
+	Decisions      int    `json:"decisions"`
+	EnvSteps       int64  `json:"env_steps"`
+	Backend        string `json:"backend"`
+	// LLMTraffic totals the iteration's LLM traffic (requests, retries,
+	// 429s, 5xx, timeouts, seconds waiting) over all its episodes, failed
+	// ones included: the sum of rollout.EpisodeResult.Traffic. Zero for
+	// the simulated LLM; an endpoint's differs between runs, as its texts
+	// do.
+	LLMTraffic core.Traffic `json:"llm_traffic"`
 	// Timing fields: the only ones that differ between identical runs.
 	StepsPerSec float64 `json:"steps_per_sec"`
 	WallS       float64 `json:"wall_s"`
 }
 
 // ErrInterrupted is returned by Run when its context is cancelled; the
-// last completed iteration has been checkpointed.
+// last completed iteration has been checkpointed (iteration 0, the
+// initial policy, if none had completed).
 var ErrInterrupted = errors.New("training interrupted")
 
 // Trainer trains a team's policy with GRPO. It is not safe for
@@ -55,7 +68,7 @@ type Trainer struct {
 	setup    rollout.Setup
 	cfg      Config
 	spec     core.EnvSpec
-	pool     *rollout.Pool
+	pool     Sampler
 	pol      *policy.Policy
 	opt      *grpo.Optimizer
 	iter     int
@@ -64,8 +77,48 @@ type Trainer struct {
 	backend  string
 }
 
+// Sampler plays the episodes of a training iteration: the in-process
+// [rollout.Pool] (what [New] uses), or rollout workers elsewhere (see
+// [NewWithSampler]). Both must return the results in job order, scored,
+// and the same results for the same jobs and policy.
+type Sampler interface {
+	// Sample plays the jobs of iteration it (1-based) as
+	// [rollout.Pool.Sample] does.
+	Sample(ctx context.Context, it int, jobs []rollout.Job, pol *policy.Policy) ([]rollout.EpisodeResult, error)
+	// Replay plays the branch jobs of iteration it as
+	// [rollout.Pool.Replay] does.
+	Replay(ctx context.Context, it int, jobs []rollout.Job, pol *policy.Policy) ([]rollout.EpisodeResult, error)
+	// Close releases what the sampler holds.
+	Close()
+}
+
+// poolSampler is the in-process [rollout.Pool] as a [Sampler].
+type poolSampler struct{ p *rollout.Pool }
+
+func (s poolSampler) Sample(ctx context.Context, _ int, jobs []rollout.Job, pol *policy.Policy) ([]rollout.EpisodeResult, error) {
+	return s.p.Sample(ctx, jobs, pol)
+}
+
+func (s poolSampler) Replay(ctx context.Context, _ int, jobs []rollout.Job, pol *policy.Policy) ([]rollout.EpisodeResult, error) {
+	return s.p.Replay(ctx, jobs, pol)
+}
+
+func (s poolSampler) Close() { s.p.Close() }
+
 // New opens the rollout workers and a fresh policy for the env of s.
 func New(s rollout.Setup, cfg Config) (*Trainer, error) {
+	return NewWithSampler(s, cfg, nil)
+}
+
+// NewWithSampler is [New] with the iteration's episodes played by sampler
+// instead of an in-process [rollout.Pool] (nil: the pool). The trainer
+// closes sampler on Close, and on error.
+func NewWithSampler(s rollout.Setup, cfg Config, sampler Sampler) (_ *Trainer, err error) {
+	defer func() {
+		if err != nil && sampler != nil {
+			sampler.Close()
+		}
+	}()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("setup: %w", err.(*core.SettingError).In("train"))
 	}
@@ -75,6 +128,9 @@ func New(s rollout.Setup, cfg Config) (*Trainer, error) {
 	spec := s.Env.Spec()
 	if cfg.Credit == CreditIndependent && !spec.StepRewards {
 		return nil, fmt.Errorf("setup: credit = \"independent\" needs per-agent rewards, and env %q gives none", spec.Name)
+	}
+	if b := s.Backend(spec); cfg.Credit == CreditCounterfactual && b != "sim" && b != "none" {
+		return nil, fmt.Errorf("setup: credit = \"counterfactual\" replays episodes, which needs the simulated LLM (the team uses %s, whose replies are not replayed)", b)
 	}
 	pol, err := policy.New(policy.Config{
 		ObsSize: spec.ObsSize, NumDecisions: len(spec.Decisions), NumAgents: spec.NumAgents(),
@@ -87,11 +143,14 @@ func New(s rollout.Setup, cfg Config) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := rollout.NewPool(&s)
-	if err != nil {
-		return nil, err
+	if sampler == nil {
+		p, err := rollout.NewPool(&s)
+		if err != nil {
+			return nil, err
+		}
+		sampler = poolSampler{p}
 	}
-	return &Trainer{setup: s, cfg: cfg, spec: spec, pool: p, pol: pol, opt: opt, start: time.Now(), backend: s.Backend(spec)}, nil
+	return &Trainer{setup: s, cfg: cfg, spec: spec, pool: sampler, pol: pol, opt: opt, start: time.Now(), backend: s.Backend(spec)}, nil
 }
 
 // Backend names the LLM backend(s) behind the team's text ("sim" for the
@@ -134,11 +193,26 @@ func (t *Trainer) Close() {
 //     policy, every agent sampling from its own observation;
 //  2. score: each rollout's joint reward R = Σ_k w_k·c_k;
 //  3. advantages: group-relative, A = (R − baseline) / scale, credited to
-//     each agent's decisions;
-//  4. update: the clipped-surrogate loss over every recorded decision,
+//     each agent's decisions (credit joint), or per agent on its own return
+//     (independent), or per decision from counterfactual branches of the
+//     episode (counterfactual, see credit.go);
+//  4. update: the clipped-surrogate loss over every credited decision,
 //     Epochs passes of Minibatches Adam steps ([grpo.Optimizer.Update]);
 //  5. stats: one line of metrics.jsonl.
 func (t *Trainer) Step(ctx context.Context) (IterationStats, []rollout.EpisodeResult, error) {
+	ctx, span := t.setup.Telemetry.StartIteration(ctx, t.iter+1)
+	st, results, err := t.step(ctx)
+	if err == nil {
+		span.Iteration(ctx, telemetry.Figures{RewardMean: st.RewardMean, Components: st.Components, KL: st.KL,
+			ClipFraction: st.ClipFrac, Entropy: st.Entropy, GradNorm: st.GradNorm, Episodes: st.Episodes,
+			FailedEpisodes: st.FailedEpisodes, EnvStepsPerSecond: st.StepsPerSec})
+	}
+	span.End(err)
+	return st, results, err
+}
+
+// step is Step inside the iteration's span (see [telemetry]).
+func (t *Trainer) step(ctx context.Context) (IterationStats, []rollout.EpisodeResult, error) {
 	if t.pool == nil {
 		return IterationStats{}, nil, errors.New("trainer: Step after Close")
 	}
@@ -155,7 +229,7 @@ func (t *Trainer) Step(ctx context.Context) (IterationStats, []rollout.EpisodeRe
 			jobs = append(jobs, rollout.Job{Task: ts, Rollout: rollout.RolloutSeed(ts, g)})
 		}
 	}
-	results, err := t.pool.Sample(ctx, jobs, t.pol)
+	results, err := t.pool.Sample(ctx, t.iter+1, jobs, t.pol)
 	if err != nil {
 		return IterationStats{}, nil, err
 	}
@@ -165,6 +239,7 @@ func (t *Trainer) Step(ctx context.Context) (IterationStats, []rollout.EpisodeRe
 	// MaxFailureRatio the run stops.
 	st := IterationStats{Iteration: t.iter + 1, Episodes: len(results), Backend: t.backend}
 	for _, r := range results {
+		st.LLMTraffic = st.LLMTraffic.Add(r.Traffic)
 		if r.Failed {
 			st.FailedEpisodes++
 			continue
@@ -179,24 +254,30 @@ func (t *Trainer) Step(ctx context.Context) (IterationStats, []rollout.EpisodeRe
 			st.Iteration, st.FailedEpisodes, len(results), 100*ratio, 100*t.cfg.MaxFailureRatio, rollout.FailureSummary(results))
 	}
 
-	// 3. Advantages, one per agent of each rollout (credit.go).
-	adv, zeroStd, err := t.advantages(results, T, G)
+	// 3. Advantages, one per credited decision (credit.go).
+	cr, err := t.credit(ctx, jobs, results, T, G)
+	st.BranchEpisodes, st.FailedBranches = cr.branches, cr.failedBranches
 	if err != nil {
-		return st, results, err
+		return st, results, fmt.Errorf("iteration %d: %w", st.Iteration, err)
 	}
-	st.FracZeroStdGroups = float64(zeroStd) / float64(T)
+	st.EnvSteps += cr.branchSteps
+	if cr.groups > 0 {
+		st.FracZeroStdGroups = float64(cr.zeroStd) / float64(cr.groups)
+	}
 
-	// 4. Update. Every recorded decision (those with more than one legal
-	// choice) is one row of the batch, carrying its agent's advantage.
+	// 4. Update. Every credited decision (recorded decisions have more
+	// than one legal choice) is one row of the batch, with its advantage.
 	var batch []grpo.Decision
 	for k := range results {
 		r := &results[k]
 		if r.Failed {
 			continue
 		}
-		r.Advantages = adv[k]
-		for _, d := range r.Decisions {
-			batch = append(batch, grpo.Decision{Agent: d.Agent, Obs: d.Features, Mask: d.Mask, Action: d.Action, LogpOld: d.Logp, Advantage: adv[k][d.Agent]})
+		r.Advantages = cr.agent[k]
+		for j, d := range r.Decisions {
+			if cr.credited[k][j] {
+				batch = append(batch, grpo.Decision{Agent: d.Agent, Obs: d.Features, Mask: d.Mask, Action: d.Action, LogpOld: d.Logp, Advantage: cr.decision[k][j]})
+			}
 		}
 	}
 	st.Decisions = len(batch)
@@ -300,9 +381,16 @@ type RunOptions struct {
 	Out string
 	// Resume continues from Out/checkpoint.
 	Resume bool
-	// Config is written to Out/config.toml when not nil (the resolved
-	// configuration, secrets removed).
+	// Config is the resolved configuration, secrets removed. A fresh run
+	// writes it to Out/config.toml when not nil. A resumed run never
+	// touches config.toml (it describes the run's first iterations); if
+	// Changes is not empty it writes Config, when not nil, to
+	// Out/ConfigAfterFile(N), N being the checkpoint's iteration.
 	Config []byte
+	// Changes, on a resumed run, are the settings that differ from the
+	// run's CurrentConfig; they are appended to Out/changes.jsonl with the
+	// iteration they apply after.
+	Changes []ConfigChange
 	// Progress, if set, is called after every iteration.
 	Progress func(IterationStats)
 }
@@ -315,7 +403,7 @@ func (t *Trainer) Run(ctx context.Context, o RunOptions) error {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return err
 	}
-	if o.Config != nil {
+	if o.Config != nil && !o.Resume {
 		if err := atomicfile.WriteFile(filepath.Join(o.Out, "config.toml"), o.Config, 0o644); err != nil {
 			return err
 		}
@@ -323,6 +411,17 @@ func (t *Trainer) Run(ctx context.Context, o RunOptions) error {
 	if o.Resume {
 		if err := t.loadCheckpoint(o.Out); err != nil {
 			return err
+		}
+		if len(o.Changes) > 0 {
+			if o.Config != nil {
+				if err := atomicfile.WriteFile(filepath.Join(o.Out, ConfigAfterFile(t.iter)), o.Config, 0o644); err != nil {
+					return err
+				}
+			}
+			c := ConfigChanges{AfterIteration: t.iter, Time: time.Now().UTC().Format(time.RFC3339), Changes: o.Changes}
+			if err := appendChanges(o.Out, c); err != nil {
+				return err
+			}
 		}
 	} else {
 		// A fresh run replaces what an earlier run left in Out.
@@ -337,7 +436,13 @@ func (t *Trainer) Run(ctx context.Context, o RunOptions) error {
 		return err
 	}
 	defer mf.Close()
-	saved := t.iter
+	// saved is the iteration of the checkpoint on disk, -1 for none: an
+	// interruption before the first iteration of a fresh run saves the
+	// iteration-0 checkpoint, so that --resume always has one.
+	saved := -1
+	if o.Resume {
+		saved = t.iter
+	}
 	for t.iter < t.cfg.Iterations {
 		st, results, err := t.Step(ctx)
 		if err != nil {
@@ -349,7 +454,7 @@ func (t *Trainer) Run(ctx context.Context, o RunOptions) error {
 				}
 				return ErrInterrupted
 			}
-			if saved != t.iter {
+			if saved != t.iter && t.iter > 0 {
 				if cerr := t.saveCheckpoint(o.Out); cerr != nil {
 					return errors.Join(err, cerr)
 				}

@@ -31,12 +31,19 @@
 // penalty). The episode terminates when no food is left and is truncated
 // after max_steps steps.
 //
-// Deviation from lbforaging: lbforaging's legal-action mask ignores other
-// players, which lets two players swap cells and, in a corner case, share
-// one; here a move into an occupied cell is illegal, so players never share a
-// cell and never swap. The order of loaders is fixed (index order) where
-// lbforaging pops a Python set; with lbforaging's food placement no cell is
-// adjacent to two foods, so the order never changes an outcome.
+// Deviations from lbforaging: lbforaging's legal-action mask ignores other
+// players, which lets a player follow another into the cell it leaves in the
+// same step, lets two players swap cells and, in a corner case, lets two
+// share one (a mover enters the cell of a player whose own move failed in a
+// collision); here a move into a cell occupied at the start of the step is
+// illegal (played as NONE), so players never follow, swap or share. And
+// lbforaging ends an episode at its time limit with terminated = true; here
+// a time limit is a truncation (Truncated, not Terminated). The order of
+// loaders is fixed (index order) where lbforaging pops a Python set; with
+// lbforaging's food placement no cell is adjacent to two foods, so the order
+// never changes an outcome. conformance_test.go replays trajectories
+// recorded from lbforaging (testdata/) and checks that every step matches
+// or differs for one of these reasons.
 //
 // # Observations
 //
@@ -68,6 +75,18 @@
 // Params (env.params): size (8), players (2), foods (2), max_player_level (2),
 // coop (true), max_steps (50), sight (0, meaning size: full observability),
 // raw_obs (false).
+//
+// The published configurations (lbforaging's registered v3 ids, as
+// benchmarked by Papoudakis et al. 2021: player levels 1–2, full sight,
+// 50 steps, no penalty, normalised rewards) are these params; the others
+// keep their defaults:
+//
+//	Foraging-8x8-2p-2f-coop    size 8,  players 2, foods 2, coop true (the defaults)
+//	Foraging-10x10-3p-3f       size 10, players 3, foods 3, coop false
+//	Foraging-15x15-4p-3f       size 15, players 4, foods 3, coop false
+//
+// examples/lbf, examples/lbf-10x10-3p-3f and examples/lbf-15x15-4p-3f ship
+// them as agentfiles.
 //
 // On the last step, StepResult.Metrics holds "return" (the team return, the
 // sum of all agents' rewards, in [0, 1]), "foods_collected", "foods_spawned",
@@ -331,10 +350,29 @@ func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
 // players (len = params players) and up to params foods food items, given as
 // (row, col, level) triples. Tests use it to pin each rule.
 func (e *Env) setLayout(players, foods [][3]int) error {
+	spawned := 0
+	for _, f := range foods {
+		spawned += f[2]
+	}
+	return e.startFrom(players, foods, spawned, 0)
+}
+
+// startFrom starts an episode in a given state instead of from a seed: the
+// players (len = params players, on distinct cells), the food items still on
+// the grid (up to params foods, as (row, col, level) triples), the summed
+// level of the foods placed at the episode's start (what rewards are
+// normalised by; at least the levels given) and the steps already taken
+// (0..max_steps−1). The episode terminates when the foods given are
+// collected. Tests use it to replay the reference implementation's recorded
+// trajectories (conformance_test.go) from their states.
+func (e *Env) startFrom(players, foods [][3]int, spawned, steps int) error {
 	size := e.p.Size
 	if len(players) != len(e.players) || len(foods) > e.p.Foods {
 		return fmt.Errorf("lbf: layout: %d players and %d foods, want %d and at most %d",
 			len(players), len(foods), len(e.players), e.p.Foods)
+	}
+	if steps < 0 || steps >= e.p.MaxSteps {
+		return fmt.Errorf("lbf: layout: %d steps taken, want 0..%d", steps, e.p.MaxSteps-1)
 	}
 	clear(e.foodAt)
 	clear(e.playerAt)
@@ -347,6 +385,7 @@ func (e *Env) setLayout(players, foods [][3]int) error {
 		e.players[i] = player{r: r, c: c, level: l}
 		e.playerAt[r*size+c] = int32(i + 1)
 	}
+	levels := 0
 	for k, q := range foods {
 		r, c, l := q[0], q[1], q[2]
 		if r < 0 || r >= size || c < 0 || c >= size || l < 1 || e.playerAt[r*size+c] != 0 || e.foodAt[r*size+c] != 0 {
@@ -354,8 +393,13 @@ func (e *Env) setLayout(players, foods [][3]int) error {
 		}
 		e.foods = append(e.foods, food{r: r, c: c, level: l, alive: true})
 		e.foodAt[r*size+c] = int32(k + 1)
+		levels += l
+	}
+	if spawned < levels {
+		return fmt.Errorf("lbf: layout: spawned food levels %d, less than the %d of the foods given", spawned, levels)
 	}
 	e.begin()
+	e.spawned, e.t = float64(spawned), steps
 	return nil
 }
 

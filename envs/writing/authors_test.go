@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-dev/troupe/envs/writing/internal/markdown"
 	"github.com/troupe-dev/troupe/envs/writing/internal/restyle"
-	"github.com/troupe-dev/troupe/internal/markdown"
 )
 
 // variants are every habit's options, including two the env never draws
@@ -74,10 +74,13 @@ func assemble(md, title string, authors []restyle.Style) string {
 }
 
 // TestAuthorsOnRealText measures what the writing task needs of the
-// "writing.consistency" reward: whole shipped RFCs (as the files are, not
-// cut into units) rendered by one author (≥ 0.98), by four authors in one
-// house style (≥ 0.98) and by four authors with their own habits (≤ 0.85
-// each, ≤ 0.75 on average).
+// "writing.consistency" reward, which shares no definition with the
+// writers' renderer: whole shipped RFCs (as the files are, not cut into
+// units) rendered by one author (≥ 0.9 on average), by four authors in
+// one house style (≥ 0.9) and by four authors with their own habits
+// (≤ 0.9 each, ≤ 0.8 on average), so that habits the house style does not
+// unify cost clearly more than the checker's own disagreements with the
+// renderer.
 func TestAuthorsOnRealText(t *testing.T) {
 	files, err := fs.Glob(shipped, "corpus/[0-9]*.md")
 	if err != nil || len(files) < 30 {
@@ -97,17 +100,12 @@ func TestAuthorsOnRealText(t *testing.T) {
 		one := randomStyle(rng)
 		r := consistencyOf(t, []byte(assemble(md, title, []restyle.Style{one})))
 		single = append(single, r["consistency"])
-		for _, c := range styleChecks {
-			if p := r["consistency."+c]; p != 1 {
-				t.Errorf("%s restyled in %+v: %s = %.3f, want 1", n, one, c, p)
-			}
-		}
 		h := consistencyOf(t, []byte(assemble(md, title, []restyle.Style{house, house, house, house})))
 		houses = append(houses, h["consistency"])
 		m := consistencyOf(t, []byte(assemble(md, title, four)))
 		mixed = append(mixed, m["consistency"])
-		if m["consistency"] > 0.85 {
-			t.Errorf("%s by four authors with different habits scored %.3f > 0.85: %v", n, m["consistency"], m)
+		if m["consistency"] > 0.9 {
+			t.Errorf("%s by four authors with different habits scored %.3f > 0.9: %v", n, m["consistency"], m)
 		}
 		rs := []restyle.Style{randomStyle(rng), randomStyle(rng), randomStyle(rng), randomStyle(rng)}
 		randomMixed = append(randomMixed, consistencyOf(t, []byte(assemble(md, title, rs)))["consistency"])
@@ -118,9 +116,9 @@ func TestAuthorsOnRealText(t *testing.T) {
 		lo   float64 // minimum mean
 		hi   float64 // maximum mean
 	}{
-		{"one author", single, 0.98, 1},
-		{"house style", houses, 0.98, 1},
-		{"four distinct authors", mixed, 0, 0.75},
+		{"one author", single, 0.9, 1},
+		{"house style", houses, 0.9, 1},
+		{"four distinct authors", mixed, 0, 0.8},
 		{"four random authors", randomMixed, 0, 0.85},
 	} {
 		s := slices.Sorted(slices.Values(x.v))

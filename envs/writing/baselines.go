@@ -2,6 +2,7 @@ package writing
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/troupe-dev/troupe/core"
 )
@@ -12,14 +13,24 @@ import (
 //   - single_agent: writer 0 reads the house style once, then drafts every
 //     unit in template order and submits; the others wait and submit once
 //     every unit is claimed. Its makespan is reference_makespan_s when the
-//     runtime's latency model equals the env's ref_* params.
+//     LLM is the simulated one.
 //   - parallel_naive: every writer drafts the longest unclaimed unit as
-//     soon as it is free and never reads the house style; it submits when
-//     nothing is left to claim.
+//     soon as it is free, never reads, and submits when nothing is left.
 //   - sop: a fixed MetaGPT-style procedure: everyone reads the house style,
-//     drafts in template order, waits until every unit is drafted, then
-//     edits every peer unit once (each unit by one writer other than its
-//     author) and submits.
+//     drafts in template order, waits until every unit is drafted, reads
+//     the peers' units once, edits the peer units it found defective (or
+//     has not read since), and submits.
+//   - read_once_longest: every writer reads the house style once, drafts
+//     the longest unclaimed unit while any is left, and submits.
+//   - decentralized: each writer on its own observation features: read
+//     the house style once, draft the longest unclaimed unit, then edit
+//     units it knows to be defective, read peers' units it has not read,
+//     wait while work is in progress, and submit.
+//   - read_deps: read the house style once; before drafting, read the
+//     drafted units the unit draft_ready would take depends on, where not
+//     read in their current version (read_deps); draft the longest unit whose
+//     dependencies are all drafted (the longest unclaimed unit when none
+//     is ready and nobody is drafting); then as decentralized.
 func (e *Env) Baseline(name string) (core.Baseline, error) {
 	switch name {
 	case BaselineSingleAgent:
@@ -28,8 +39,14 @@ func (e *Env) Baseline(name string) (core.Baseline, error) {
 		return scripted(e.actNaive), nil
 	case BaselineSOP:
 		return scripted(e.actSOP), nil
+	case BaselineReadOnceLongest:
+		return scripted(e.actReadOnceLongest), nil
+	case BaselineDecentralized:
+		return featurePolicy(Decentralized), nil
+	case BaselineReadDeps:
+		return featurePolicy(ReadDeps), nil
 	}
-	return nil, fmt.Errorf("writing: no baseline %q (have %s, %s, %s)", name, BaselineSingleAgent, BaselineParallelNaive, BaselineSOP)
+	return nil, fmt.Errorf("writing: no baseline %q (have %s)", name, strings.Join(e.spec.Baselines, ", "))
 }
 
 // scripted is a joint policy that decides each agent from its mask and the
@@ -40,16 +57,28 @@ type scripted func(i int, mask []bool) int
 func (s scripted) Act(obs []core.Observation) ([]int, error) {
 	out := make([]int, len(obs))
 	for i, o := range obs {
-		m := o.Mask
-		if m == nil {
-			m = allLegal()
-		}
-		out[i] = s(i, m)
+		out[i] = s(i, maskOf(o))
 	}
 	return out, nil
 }
 
-func allLegal() []bool {
+// featurePolicy is a decentralized policy: each agent decides from its
+// own observation (features and mask) only.
+type featurePolicy func(f []float64, mask []bool) int
+
+// Act implements core.Baseline.
+func (p featurePolicy) Act(obs []core.Observation) ([]int, error) {
+	out := make([]int, len(obs))
+	for i, o := range obs {
+		out[i] = p(o.Features, maskOf(o))
+	}
+	return out, nil
+}
+
+func maskOf(o core.Observation) []bool {
+	if o.Mask != nil {
+		return o.Mask
+	}
 	m := make([]bool, numDecisions)
 	for i := range m {
 		m[i] = true
@@ -81,6 +110,13 @@ func (e *Env) actNaive(i int, mask []bool) int {
 	return first(mask, decDraftLongest, decSubmit)
 }
 
+func (e *Env) actReadOnceLongest(i int, mask []bool) int {
+	if !e.agents[i].read {
+		return first(mask, decReadStyle)
+	}
+	return first(mask, decDraftLongest, decSubmit)
+}
+
 func (e *Env) actSOP(i int, mask []bool) int {
 	if !e.agents[i].read {
 		return first(mask, decReadStyle)
@@ -93,5 +129,57 @@ func (e *Env) actSOP(i int, mask []bool) int {
 			return decWait // barrier: the edit pass starts when every unit is drafted
 		}
 	}
+	if e.agents[i].peerReads == 0 {
+		return first(mask, decReadPeers, decEditPeer, decSubmit)
+	}
 	return first(mask, decEditPeer, decSubmit)
+}
+
+// Decentralized is the "decentralized" rule on one writer's features and
+// mask (see [Env.Baseline]).
+func Decentralized(f []float64, mask []bool) int {
+	switch {
+	case f[featBusy] > 0 || f[featSubmitted] > 0:
+		return decWait
+	case f[featReadStyle] == 0 && mask[decReadStyle]:
+		return decReadStyle
+	case mask[decDraftLongest]:
+		return decDraftLongest
+	}
+	return finishUp(f, mask)
+}
+
+// finishUp is what the decentralized rules do once nothing is left to
+// claim: repair known defects, read what is new, wait for the others,
+// submit.
+func finishUp(f []float64, mask []bool) int {
+	switch {
+	case f[featKnownDefective] > 0 && mask[decEditPeer]:
+		return decEditPeer
+	case f[featUnreadPeer] > 0 && mask[decReadPeers]:
+		return decReadPeers
+	case f[featInProgress] > 0:
+		return decWait
+	}
+	return first(mask, decSubmit)
+}
+
+// ReadDeps is the "read_deps" rule on one writer's features and mask (see
+// [Env.Baseline]).
+func ReadDeps(f []float64, mask []bool) int {
+	switch {
+	case f[featBusy] > 0 || f[featSubmitted] > 0:
+		return decWait
+	case f[featReadStyle] == 0 && mask[decReadStyle]:
+		return decReadStyle
+	case mask[decDraftReady] && f[featDepsUnread] > 0 && mask[decReadDeps]:
+		return decReadDeps
+	case mask[decDraftReady]:
+		return decDraftReady
+	case mask[decDraftLongest] && f[featInProgress] == 0:
+		return decDraftLongest
+	case mask[decDraftLongest]:
+		return decWait // wait for a dependency to be drafted
+	}
+	return finishUp(f, mask)
 }

@@ -45,7 +45,7 @@ func BenchmarkEpisode(b *testing.B) {
 				if decisionSpecs[d].NeedsText {
 					c, _ := e.Simulate(i, d, e.Prompt(i, d), rand.New(rand.NewPCG(seed, uint64(i))))
 					acts[i].Text = c.Text
-					acts[i].Usage = core.Usage{PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, Latency: e.Latency(c.PromptTokens, c.CompletionTokens)}
+					acts[i].Usage = core.Usage{PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, Backend: "sim"}
 				}
 			}
 			res, err := e.Step(acts)

@@ -9,14 +9,14 @@ import (
 type summary struct {
 	name                          string
 	consistency, makespan, tokens float64
-	reference                     float64
+	reference, defects            float64
 }
 
-// measure runs a policy on seeds 1..n with the default params and
-// averages consistency (the "writing.consistency" reward's score of the
-// document), makespan and tokens.
-func measure(t testing.TB, name string, n int, mk func(*Env) policy) summary {
-	env, err := New(nil)
+// measure runs a policy on seeds 1..n with params and averages
+// consistency (the "writing.consistency" reward's score of the document),
+// makespan, tokens and the units left defective.
+func measure(t testing.TB, params map[string]any, name string, n int, mk func(*Env) policy) summary {
+	env, err := New(params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,45 +27,64 @@ func measure(t testing.TB, name string, n int, mk func(*Env) policy) summary {
 		s.makespan += res.Metrics[core.MetricMakespan]
 		s.tokens += res.Metrics[core.MetricTokens]
 		s.reference += res.Metrics[core.MetricReferenceMakespan]
+		s.defects += float64(env.Defects())
 	}
 	f := float64(n)
-	s.consistency, s.makespan, s.tokens, s.reference = s.consistency/f, s.makespan/f, s.tokens/f, s.reference/f
+	s.consistency, s.makespan, s.tokens, s.reference, s.defects = s.consistency/f, s.makespan/f, s.tokens/f, s.reference/f, s.defects/f
 	return s
 }
 
-// TestCalibration measures the baselines and a simple decentralized policy
-// over 100 seeds with the runtime's default sim latency model, and holds
-// the env to its calibration targets (speedup = mean single_agent makespan
+// TestCalibration plays every baseline on 40 seeds, with the default pool
+// of tiers and rate limits and with a team of one tier (gpt-4o), and holds
+// the env to what its design claims (speedup = mean single_agent makespan
 // ÷ mean makespan, same seeds):
 //
-//	single_agent    consistency ≥ 0.97
-//	parallel_naive  speedup ≥ 3.0, consistency ≤ 0.85
-//	sop             consistency ≥ 0.98, speedup ≤ 2.5
-//	good policy     consistency ≥ 0.987 and speedup ≥ 3.0
+//   - single_agent takes its reference makespan (within 1 %);
+//   - the need to coordinate comes from the document: with every writer
+//     on one tier (one set of habits), parallel_naive still scores clearly
+//     below single_agent and below 0.987;
+//   - reading helps: read_deps leaves fewer defective units than
+//     read_once_longest, which leaves fewer than parallel_naive;
+//   - parallel drafting is faster: parallel_naive ≥ 3× single_agent.
+//
+// Run with -v to see the table.
 func TestCalibration(t *testing.T) {
-	const seeds = 100
-	single := measure(t, BaselineSingleAgent, seeds, func(e *Env) policy { return baselinePolicy(t, e, BaselineSingleAgent) })
-	naive := measure(t, BaselineParallelNaive, seeds, func(e *Env) policy { return baselinePolicy(t, e, BaselineParallelNaive) })
-	sop := measure(t, BaselineSOP, seeds, func(e *Env) policy { return baselinePolicy(t, e, BaselineSOP) })
-	good := measure(t, "decentralized", seeds, func(*Env) policy { return goodPolicy })
-	speedup := func(s summary) float64 { return single.makespan / s.makespan }
-	for _, s := range []summary{single, naive, sop, good} {
-		t.Logf("%-15s consistency %.4f  makespan %6.1f s  speedup %.2f  tokens %6.0f  (reference makespan %.1f s)",
-			s.name, s.consistency, s.makespan, speedup(s), s.tokens, s.reference)
+	if testing.Short() {
+		t.Skip("plays 480 episodes")
 	}
-	if single.consistency < 0.97 {
-		t.Errorf("single_agent consistency %.4f < 0.97", single.consistency)
-	}
-	if r := single.makespan / single.reference; r < 0.99 || r > 1.01 {
-		t.Errorf("single_agent makespan %.1f s vs reference %.1f s", single.makespan, single.reference)
-	}
-	if speedup(naive) < 3 || naive.consistency > 0.85 {
-		t.Errorf("parallel_naive: speedup %.2f (want ≥ 3), consistency %.4f (want ≤ 0.85)", speedup(naive), naive.consistency)
-	}
-	if sop.consistency < 0.98 || speedup(sop) > 2.5 {
-		t.Errorf("sop: consistency %.4f (want ≥ 0.98), speedup %.2f (want ≤ 2.5)", sop.consistency, speedup(sop))
-	}
-	if good.consistency < 0.987 || speedup(good) < 3 {
-		t.Errorf("decentralized policy: consistency %.4f (want ≥ 0.987), speedup %.2f (want ≥ 3)", good.consistency, speedup(good))
+	const seeds = 40
+	for _, tc := range []struct {
+		name   string
+		params map[string]any
+	}{
+		{"pool", nil},
+		{"gpt-4o team", map[string]any{"team_pool": []any{"gpt-4o"}}},
+	} {
+		byName := map[string]summary{}
+		for _, b := range []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP, BaselineReadOnceLongest, BaselineDecentralized, BaselineReadDeps} {
+			byName[b] = measure(t, tc.params, b, seeds, func(e *Env) policy { return baselinePolicy(t, e, b) })
+		}
+		single := byName[BaselineSingleAgent]
+		speedup := func(s summary) float64 { return single.makespan / s.makespan }
+		for _, b := range []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP, BaselineReadOnceLongest, BaselineDecentralized, BaselineReadDeps} {
+			s := byName[b]
+			t.Logf("%-12s %-18s consistency %.4f  makespan %6.1f s  speedup %.2f  tokens %6.0f  defective units %.2f",
+				tc.name, s.name, s.consistency, s.makespan, speedup(s), s.tokens, s.defects)
+		}
+		if r := single.makespan / single.reference; r < 0.99 || r > 1.01 {
+			t.Errorf("%s: single_agent makespan %.1f s vs reference %.1f s", tc.name, single.makespan, single.reference)
+		}
+		naive := byName[BaselineParallelNaive]
+		if naive.consistency > 0.97 || naive.consistency > single.consistency-0.03 {
+			t.Errorf("%s: parallel_naive consistency %.4f, single_agent %.4f: want it clearly below (≤ 0.97 and 0.03 under)", tc.name, naive.consistency, single.consistency)
+		}
+		if speedup(naive) < 3 {
+			t.Errorf("%s: parallel_naive speedup %.2f < 3", tc.name, speedup(naive))
+		}
+		once, deps := byName[BaselineReadOnceLongest], byName[BaselineReadDeps]
+		if !(deps.defects < once.defects && once.defects < naive.defects) || deps.consistency <= once.consistency {
+			t.Errorf("%s: defective units read_deps %.2f, read_once_longest %.2f, parallel_naive %.2f; consistency read_deps %.4f vs read_once_longest %.4f",
+				tc.name, deps.defects, once.defects, naive.defects, deps.consistency, once.consistency)
+		}
 	}
 }

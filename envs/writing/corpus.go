@@ -12,7 +12,7 @@ import (
 	"sync"
 	"unicode"
 
-	"github.com/troupe-dev/troupe/internal/markdown"
+	"github.com/troupe-dev/troupe/envs/writing/internal/markdown"
 )
 
 // shipped holds the RFCs the project ships (see corpus/README.md or the
@@ -46,6 +46,9 @@ type RFC struct {
 	Units []Unit
 	// Tokens is the sum of the units' tokens.
 	Tokens int
+	// Terms are the RFC's own terms used in more than one unit (see
+	// [Term]), most frequent first.
+	Terms []Term
 }
 
 // Unit is one work unit: an H2 section's lead text (before its first H3),
@@ -70,6 +73,19 @@ type Unit struct {
 	Source string
 	// Words and Tokens measure Source (tokens = ⌈1.3 × words⌉).
 	Words, Tokens int
+	// Introduces and Uses index RFC.Terms: the terms this unit is the
+	// first to use, and those it uses that an earlier unit introduced.
+	Introduces, Uses []int
+	// Refs are the unit's mentions of other units' headings.
+	Refs []Ref
+	// BuildsOn are the units whose content this one builds on: for a
+	// reference-level unit every guide-level unit, and the units (other
+	// than the first) that introduce the terms it uses. A writer who has
+	// not read them may restate their content.
+	BuildsOn []int
+	// DependsOn are every unit this one depends on (term introducers,
+	// mentioned units and BuildsOn), sorted.
+	DependsOn []int
 }
 
 // OutlineHeading is one heading the outline prescribes.
@@ -354,6 +370,7 @@ func parseRFC(name, src string) (RFC, error) {
 	if len(r.Units) == 0 {
 		return RFC{}, errors.New("no sections after Summary")
 	}
+	linkDeps(&r)
 	return r, nil
 }
 
@@ -413,8 +430,7 @@ func relevel(ln string, hs []srcHeading, i, shift int) string {
 }
 
 // sectionIndex returns the template section a heading names, or -1.
-// Names are folded by markdown.NormalizeHeading (as the consistency
-// checker folds them) and match ignoring case, punctuation, inline
+// Names are folded by markdown.NormalizeHeading and match ignoring case, punctuation, inline
 // Markdown, hyphens versus spaces and a plural "s".
 func sectionIndex(text string) int {
 	t := markdown.NormalizeHeading(text)

@@ -3,6 +3,7 @@ package writing
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -253,5 +254,60 @@ func TestLoadSelectedFiles(t *testing.T) {
 	rs, err = LoadShipped("2992-cfg-target-abi")
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("LoadShipped selected: %v", err)
+	}
+}
+
+// The loader reads the units' dependencies from the real text: in RFC
+// 2627 the Summary introduces "import library", which four later units
+// use; the reference-level explanation builds on the guide-level one; in
+// RFC 2561 the guide-level explanation mentions the "Future
+// possibilities" and "Unresolved questions" sections by name.
+func TestDependencies(t *testing.T) {
+	rs, err := LoadShipped("2627-raw-dylib-kind", "2561-future-possibilities")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dylib, future := rs[0], rs[1]
+	var lib *Term
+	for i := range dylib.Terms {
+		if dylib.Terms[i].Form == "import library" {
+			lib = &dylib.Terms[i]
+		}
+	}
+	if lib == nil {
+		t.Fatalf("no term \"import library\" in %+v", dylib.Terms)
+	}
+	if lib.Intro != 0 || !slices.Equal(lib.Users, []int{1, 2, 3, 6}) || !slices.Contains(lib.Variants, "import-library") {
+		t.Errorf("import library: %+v", *lib)
+	}
+	ref := dylib.Units[3]
+	if ref.Section != 3 || !slices.Contains(ref.BuildsOn, 2) || !slices.Contains(ref.DependsOn, 0) || !slices.Contains(ref.DependsOn, 2) {
+		t.Errorf("reference-level unit: builds on %v, depends on %v", ref.BuildsOn, ref.DependsOn)
+	}
+	for k, u := range dylib.Units {
+		for _, d := range u.DependsOn {
+			if d == k {
+				t.Errorf("unit %d depends on itself", k)
+			}
+		}
+	}
+	guide := future.Units[4]
+	var targets []string
+	for _, r := range guide.Refs {
+		targets = append(targets, future.Units[r.Target].Headings[r.Heading].Text)
+	}
+	if !slices.Equal(targets, []string{"Unresolved questions", "Future possibilities"}) {
+		t.Errorf("guide-level unit mentions %v", targets)
+	}
+	// Every term is used by more than one unit, and code is not prose.
+	for _, r := range rs {
+		for _, term := range r.Terms {
+			if len(term.Users) == 0 || strings.Contains(term.Form, "`") {
+				t.Errorf("%s: term %+v", r.Name, term)
+			}
+		}
+	}
+	if p := proseOf("Text `a-b c` and [x](#y-z).\n\n```\nfoo-bar baz\n```\n## Head-ing\n"); strings.Contains(p, "a-b") || strings.Contains(p, "foo-bar") || strings.Contains(p, "y-z") || strings.Contains(p, "Head-ing") || !strings.Contains(p, "Text") {
+		t.Errorf("prose %q", p)
 	}
 }

@@ -40,7 +40,7 @@ func Example() {
 				}
 				actions[i].Text = c.Text
 				actions[i].Usage = core.Usage{PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens,
-					Latency: env.Latency(c.PromptTokens, c.CompletionTokens), Backend: "sim"}
+					Backend: "sim"}
 			}
 		}
 		res, err := env.Step(actions)

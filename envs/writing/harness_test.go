@@ -3,24 +3,17 @@ package writing
 import (
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/troupe-dev/troupe/core"
 )
-
-// simLatency is the runtime's default sim latency model:
-// 0.8 s + prompt/2000 + completion/40.
-func simLatency(prompt, completion int) time.Duration {
-	s := 0.8 + float64(prompt)/2000 + float64(completion)/40
-	return time.Duration(s * float64(time.Second))
-}
 
 // policy picks every agent's decision from the observations.
 type policy func(obs []core.Observation) []int
 
 // runEpisode plays one episode the way the runtime does with the sim
 // backend: Prompt for every text decision in agent order, then Simulate
-// with a per-(seed, step, agent) rng, then Step with the text and usage.
+// with a per-(seed, step, agent) rng, then Step with the text and usage
+// (Backend "sim": the env times the call by the writer's tier).
 func runEpisode(t testing.TB, env *Env, seed uint64, pol policy) core.StepResult {
 	t.Helper()
 	obs, err := env.Reset(seed)
@@ -28,7 +21,8 @@ func runEpisode(t testing.TB, env *Env, seed uint64, pol policy) core.StepResult
 		t.Fatal(err)
 	}
 	spec := env.Spec()
-	for step := 0; step < spec.MaxSteps; step++ {
+	const maxSteps = 1000 // the runtime's default step limit
+	for step := 0; step < maxSteps; step++ {
 		dec := pol(obs)
 		acts := make([]core.Action, len(dec))
 		for i, d := range dec {
@@ -43,8 +37,7 @@ func runEpisode(t testing.TB, env *Env, seed uint64, pol policy) core.StepResult
 				t.Fatal(err)
 			}
 			acts[i].Text = c.Text
-			acts[i].Usage = core.Usage{PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens,
-				Latency: simLatency(c.PromptTokens, c.CompletionTokens), Backend: "sim"}
+			acts[i].Usage = core.Usage{PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, Backend: "sim"}
 		}
 		res, err := env.Step(acts)
 		if err != nil {
@@ -59,7 +52,7 @@ func runEpisode(t testing.TB, env *Env, seed uint64, pol policy) core.StepResult
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Errorf("seed %d: episode did not end within %d steps", seed, spec.MaxSteps)
+	t.Errorf("seed %d: episode did not end within %d steps", seed, maxSteps)
 	return res
 }
 
@@ -77,32 +70,11 @@ func baselinePolicy(t testing.TB, env *Env, name string) policy {
 	}
 }
 
-// goodPolicy is a decentralized policy: each agent decides from its own
-// observation features only. Read the house style once, draft the longest
-// unclaimed unit, then harmonize peer units known to deviate, re-read when
-// peers finished units it has not read, wait while work is in progress,
-// and submit.
-func goodPolicy(obs []core.Observation) []int {
-	out := make([]int, len(obs))
-	for i, o := range obs {
-		f := o.Features
-		legal := func(d int) bool { return o.Legal(d) }
-		switch {
-		case f[featBusy] > 0 || f[featSubmitted] > 0:
-			out[i] = decWait
-		case f[featReadStyle] == 0 && legal(decReadStyle):
-			out[i] = decReadStyle
-		case legal(decDraftLongest):
-			out[i] = decDraftLongest
-		case f[featKnownDeviating] > 0 && legal(decEditPeer):
-			out[i] = decEditPeer
-		case f[featUnreadPeer] > 0 && legal(decReadStyle):
-			out[i] = decReadStyle
-		case f[featInProgress] > 0:
-			out[i] = decWait
-		default:
-			out[i] = decSubmit
-		}
+// featurePolicyOf plays a per-agent rule on every agent's own
+// observation.
+func featurePolicyOf(rule featurePolicy) policy {
+	return func(obs []core.Observation) []int {
+		d, _ := rule.Act(obs)
+		return d
 	}
-	return out
 }

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/troupe-dev/troupe/envs/writing/internal/markdown"
 	"github.com/troupe-dev/troupe/envs/writing/internal/restyle"
-	"github.com/troupe-dev/troupe/internal/markdown"
 )
 
 // numHabits is the number of habit dimensions of a writer's style.

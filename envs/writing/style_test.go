@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-dev/troupe/envs/writing/internal/markdown"
 	"github.com/troupe-dev/troupe/envs/writing/internal/restyle"
-	"github.com/troupe-dev/troupe/internal/markdown"
 )
 
 // styleChecks are the consistency checks a restyle.Style decides, by the names the
@@ -25,9 +25,14 @@ func renderDoc(r RFC, st restyle.Style) string {
 	return strings.Join(parts, "\n\n") + "\n"
 }
 
-// A document rendered unit by unit in one style passes the structure and
-// style checks (the shipped corpus, several styles each); the rendered
-// units do not deviate from that style, and the outline is intact.
+// A document rendered unit by unit in one style is consistent by the
+// generator's own reading: no rendered unit deviates from that style and
+// the outline is intact (the shipped corpus, several styles each). The
+// checker behind "writing.consistency" shares no definition with the
+// generator, so it is held only to agreeing broadly: the structure checks
+// pass and each style check averages at least 0.85 over the corpus (the
+// two read some US/UK words differently: spelling averaged 0.872 when the
+// checker was made independent).
 func TestRenderOneStyleIsConsistent(t *testing.T) {
 	rs, err := LoadShipped()
 	if err != nil {
@@ -39,16 +44,20 @@ func TestRenderOneStyleIsConsistent(t *testing.T) {
 	// is not respelled, and "I" turned into "we" in a heading keeps its
 	// lower case under Title Case.
 	known := map[string]string{"3716-target-modifiers": "spelling", "2904-compiler-major-change-process": "heading_case"}
-	imperfect := 0
+	sum := map[string]float64{}
+	n := 0
 	for _, r := range rs {
 		for rep := 0; rep < 3; rep++ {
 			st := drawStyle(rng)
-			rep := consistencyOf(t, []byte(renderDoc(r, st)))
-			for _, name := range append([]string{"title", "sections", "heading_levels", "nonempty_sections"}, styleChecks...) {
-				if p := rep["consistency."+name]; p < 1 && known[r.Name] != name {
-					imperfect++
+			scores := consistencyOf(t, []byte(renderDoc(r, st)))
+			n++
+			for _, name := range []string{"title", "sections", "heading_levels", "nonempty_sections"} {
+				if p := scores["consistency."+name]; p < 1 {
 					t.Errorf("%s %+v: %s = %.3f", r.Name, st, name, p)
 				}
+			}
+			for _, name := range styleChecks {
+				sum[name] += scores["consistency."+name]
 			}
 			for k, u := range r.Units {
 				text := strings.TrimSpace(render(u.Source, st, slipNone, 0))
@@ -61,7 +70,13 @@ func TestRenderOneStyleIsConsistent(t *testing.T) {
 			}
 		}
 	}
-	_ = imperfect
+	for _, name := range styleChecks {
+		mean := sum[name] / float64(n)
+		t.Logf("checker's %-15s mean %.3f over %d documents rendered in one style", name, mean, n)
+		if mean < 0.85 {
+			t.Errorf("checker's %s averages %.3f on documents rendered in one style, want ≥ 0.85", name, mean)
+		}
+	}
 }
 
 const allHabits = `# A title for all habits

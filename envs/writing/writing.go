@@ -1,141 +1,130 @@
 // Package writing is the collaborative-writing task, registered as the
-// built-in env "writing": a team of writer agents writes a Rust RFC (the
-// nine-section RFC template) unit by unit. The env reports the final
-// document as the artifact "document.md" and does not judge it: its
-// quality is for the reward functions to score, normally
-// "writing.consistency" (package rewards), which scores its structural and
-// stylistic consistency.
+// built-in env "writing": a team of writer agents, each backed by a model
+// tier of its own, writes a Rust RFC (the nine-section RFC template) unit
+// by unit, sharing one rate limit. The env reports the final document as
+// the artifact "document.md" and does not judge it: its quality is for the
+// reward functions to score, normally "writing.consistency" (package
+// rewards), which shares no code or definition with this package.
 //
 // # Task
 //
 // An episode is one RFC of the corpus (drawn by the seed): the 40
 // full-template RFCs shipped in corpus/ (rust-lang/rfcs, MIT OR
-// Apache-2.0), or any directory of RFC-style Markdown given as the corpus_dir param. The
-// document is cut into work units from the real text: every H2 template
-// section's lead text, and every H3 subsection (with what lies below it);
-// an H2 with no lead text is merged with its first subsection, and unit 0
-// also carries the H1 title and the RFC's metadata list. The units'
-// lengths are those of the real text, so a document has a median of 13
-// units and its longest unit is a median 19 % of it: with five writers and
-// longest-first scheduling the speedup cap over one writer is 4.57× on the
-// shipped corpus (3.80× with four, 5.11× with six; ratio of mean makespans,
-// 0.8 s per call, 40 tokens/s). The final document is the units' current
-// texts joined in template order.
+// Apache-2.0), or any directory of RFC-style Markdown given as the
+// corpus_dir param. The document is cut into work units from the real
+// text: every H2 template section's lead text, and every H3 subsection
+// (with what lies below it); an H2 with no lead text is merged with its
+// first subsection, and unit 0 also carries the H1 title and the RFC's
+// metadata list. The final document is the units' current texts joined in
+// template order.
+//
+// # Dependencies between units (from the real text)
+//
+// The corpus loader reads, from each RFC's own prose, how its units
+// depend on each other (deps.go): the RFC's terms (hyphenated compounds
+// and recurring two-word phrases used in more than one unit), each
+// introduced by the first unit that uses it; the units whose headings a
+// unit mentions (cross-references by name or by in-page link); and the
+// guide-level units every reference-level unit builds on. A writer who
+// drafts a unit without having the current text of what it depends on in
+// its prompt produces the failures parallel writers produce (with its
+// tier's probabilities): a term written in another surface form than the
+// unit that introduced it ("import library" / "import-library"), a
+// mention of a heading under the outline's wording while its writer
+// worded it otherwise (a reference to a heading that does not exist), and
+// one paragraph of a unit it builds on restated (duplicated content).
+// Reading the peers' current text first (read_peers: tokens and time)
+// puts it in the writer's prompts and prevents them; an edit by a writer
+// who has read it repairs them later.
+//
+// # Writers: tiers, team and rate limit
+//
+// Each writer is backed by a model tier ([Tier], [BuiltinTiers]): its
+// latency (time to first token, prompt and completion throughput), price,
+// Markdown habits and error rates. The team is drawn per task seed,
+// each writer's tier uniformly from the team_pool param, and so is the
+// team's shared rate limit (requests and tokens per minute) from the
+// rate_limits param (default [BuiltinRateLimits]). Every call (a draft, an
+// edit, a read) passes the limiter (package internal/ratelimit: a FIFO
+// queue over a sliding 60-second window) before it starts, so five calls
+// at once can queue. A writer's observation shows its own tier, how much
+// of the team differs, and how full the rate-limit window is.
 //
 // # Agents and decisions
 //
-// Writers default to five, because the cap with four (3.8×) leaves little
-// room above the 3× target once reading and harmonizing cost time, while
-// five leave room (4.6×) and six add little (5.1×) for more coordination.
-// Each writer sees only its own context: the brief (title, metadata,
-// the real Summary as the task statement), the outline (every unit's
-// heading and length) and the shared task board (which unit is unclaimed,
-// being written or done, and by whom), plus what it has read and written
-// itself. Decisions:
+// Writers default to five. Each sees only its own context: the brief
+// (title, the real Summary as the task statement, its team), the outline
+// (every unit's heading and length), the shared task board (which unit is
+// unclaimed, being written or done, and by whom), and what it has read and
+// written itself. Decisions:
 //
 //	wait           do nothing until the next event
-//	read_style     read the house style guide (and outline conventions) and
-//	               every peer's unit not read in its current version;
-//	               the env charges the tokens and base + tokens/prefill_tps
-//	               seconds
+//	read_style     read the house style guide and outline conventions
+//	read_peers     read every peer unit done in a version not yet read
+//	read_deps      read only the drafted units that draft_ready's target
+//	               depends on, where not yet read in their current version
 //	draft_longest  claim the longest unclaimed unit and write it (LLM)
 //	draft_next     claim the first unclaimed unit in template order (LLM)
-//	edit_peer      rewrite a peer's unit in the house style (LLM; needs
-//	               read_style): a unit this writer knows to deviate
-//	               (longest first), else a never-edited peer unit it has not
-//	               read, in template order; a unit is edited at most
-//	               max_edits_per_unit times (default 2)
+//	draft_ready    claim the longest unclaimed unit whose dependencies
+//	               are all drafted (LLM)
+//	edit_peer      rewrite a peer's unit in the house style with what the
+//	               writer has read (LLM; needs read_style): a unit it knows
+//	               to be defective (longest first), else a never-edited
+//	               peer unit it has not read, in template order; a unit is
+//	               edited at most max_edits_per_unit times (default 2)
 //	submit         declare itself done (legal once no unit is unclaimed)
 //
-// A writer knows a unit deviates once it has read its current version
-// (read_style, or editing it) and the unit departs from the house style:
-// restyling it to the house style (restyle.Markdown) would change it,
-// or its H1–H3 headings are not the ones the outline prescribes.
+// A writer knows a unit is defective once it has read its current version
+// and the unit departs from the house style or the outline, or writes one
+// of the RFC's terms otherwise than the unit that introduced it does,
+// mentions a heading its target no longer has, or restates a paragraph
+// of a unit it builds on.
 //
-// Masks: a busy or submitted agent has only wait; read_style needs
-// something new to read; draft_* need an unclaimed unit; edit_peer needs
-// read_style and a target; submit needs every unit claimed. When several
-// agents pick targets in one step they are served in agent order (the
-// runtime calls Prompt in agent order, and Prompt reserves the target); an
-// agent left without a target spends its LLM call on nothing.
+// Masks: a busy or submitted agent has only wait; read_style is legal
+// until read; read_peers and read_deps need something new to read; draft_* need a
+// target; edit_peer needs read_style and a target; submit needs every unit
+// claimed. When several agents pick targets in one step they are served
+// in agent order (Prompt reserves the target); an agent left without a
+// target spends its LLM call on nothing.
 //
 // # Clock
 //
-// The env owns virtual time and is event-driven (list scheduling): a text
-// decision keeps its agent busy for Action.Usage.Latency (when that is
-// zero, for the env's own model ref_base_latency_s + prompt/ref_prefill_tps
-// + completion/ref_decode_tps), read_style for its charged latency; each
-// Step then advances the clock to the next moment an agent becomes free
-// (or by idle_wait_s when nobody is busy), and the unit a writer finished
-// becomes visible then. makespan_s is the time of the last submit.
-// reference_makespan_s is what one writer alone takes with the same
-// latency model: one read_style, then every unit in template order with
-// the prompt it would have; it is the normaliser of the speed reward
-// (speed = 1 − makespan_s / reference_makespan_s), and reference_tokens
-// its tokens.
-//
-// # Simulated writers
-//
-// With the sim backend, [Env.Simulate] writes a unit from the real RFC text
-// of that unit, rendered in the writer's habits: heading syntax (ATX or
-// setext), heading case, bullet marker, emphasis and strong markers, code
-// fence, US or UK spelling, and "we" or "I", drawn per writer per episode
-// from the seed (as is the house style). A writer that has read the house
-// style follows it on each habit with probability style_follow_prob
-// (default 0.99) per unit and slips back to its own habit otherwise. A
-// writer that has not read the outline conventions (read_style) makes a
-// structure slip (a template section renamed, or the unit's heading one
-// level too deep) with probability structure_slip_prob (default 0.05) per
-// unit; one that has read them with styled_structure_slip_prob (default
-// 0). edit_peer re-renders the unit from its source in the house style,
-// with the same probabilities. With a real LLM the text is whatever the
-// model wrote, taken as is.
+// The env owns virtual time and is event-driven: a call issued at t
+// starts when the team's limiter admits it (its prompt and completion
+// tokens) and lasts its writer's tier latency (base + prompt/prefill +
+// completion/decode); with a real LLM backend (Usage.Backend not "sim")
+// the call lasts the latency it reports and the provider's own limits
+// apply instead. A read lasts base + tokens/prefill of the reader's tier.
+// Each Step advances the clock to the next moment an agent becomes free
+// (or by idle_wait_s when nobody is busy). makespan_s is the time of the
+// last submit. reference_makespan_s is what writer 0 alone takes under the
+// same limit: one read_style, then every unit in template order with the
+// prompt it would have; the speed reward's normaliser.
 //
 // # Observations, state and metrics
 //
-// A writer's 20 features, scaled to O(1), are in order: a bias (1);
-// whether it is busy, has submitted and has read the house style; the
-// clock ÷ reference_makespan_s; the fractions of units unclaimed, in
-// progress (being drafted or edited) and drafted; the longest unclaimed
-// unit and the first unclaimed unit in template order (each ÷ mean unit
-// ÷ 4, at most 2); the unclaimed tokens ÷ all tokens; the peer units it
-// knows to deviate from the house style (÷ 4, at most 1); the peer units
-// done whose current version it has not read (÷ units); the fractions of
-// the other writers that are busy and that have submitted; the units it
-// drafted (÷ units); whether a never-edited peer unit is unread by it; the
-// team size ÷ 8; the unit edit_peer would take (÷ mean unit ÷ 4, at most
-// 2; 0 if none); and the estimated time until the last busy peer is free
-// (÷ mean unit time ÷ 4, at most 1).
+// A writer's 30 features are listed at the Feat constants (feat*). State
+// holds the clock, every agent's status and tier, and every unit's status,
+// size and known defects. Episode metrics: makespan_s,
+// reference_makespan_s, tokens, reference_tokens, llm_calls, units,
+// units_drafted, edits, reads, env_tokens, cost_usd (the team's calls at
+// their tiers' list prices) and queue_s (seconds calls waited for the rate
+// limit). The env reports no quality metric.
 //
-// State holds the clock, every agent's status and every unit's status,
-// size and deviation from the house style per habit. Episode metrics:
-// makespan_s, reference_makespan_s, tokens (LLM usage as the backend
-// reports it, or the env's count of the prompt and the text when it reports
-// none, plus what the env charged for reading), reference_tokens,
-// llm_calls, units, units_drafted, edits, reads and env_tokens; the
-// document is the artifact "document.md" (core.ArtifactDocument). The env reports no quality
-// metric: the "writing.consistency" reward adds "consistency" (its score),
-// "consistency.coverage" and one "consistency.<check>" per check to the
-// episode's metrics.
+// Episodes are bounded by the runtime's step limit ([rollout] max_steps);
+// the spec sets none of its own.
 //
 // # Calibration
 //
-// TestCalibration (go test -run TestCalibration -v) plays 100 seeds with
-// the default params and the runtime's default sim latency model
-// (0.8 s + prompt/2000 + completion/40), consistency being the
-// "writing.consistency" reward's score of the document and speedup the
-// mean makespan of single_agent over the policy's:
-//
-//	policy          consistency  makespan  speedup
-//	single_agent    0.995        122.4 s   1.00
-//	parallel_naive  0.700         25.5 s   4.81
-//	sop             0.993         61.6 s   1.99
-//	decentralized   0.999         32.3 s   3.79
-//
-// where "decentralized" is a policy on each agent's own features: read the
-// style once, draft the longest unclaimed unit, re-read when peers finished
-// units, harmonize units known to deviate, wait while work is in progress,
-// then submit.
+// Every simulation parameter is set from published figures or stated as
+// an assumption in [BuiltinTiers] and [BuiltinRateLimits], never fitted to
+// a result. TestCalibration (go test -run TestCalibration -v, not in
+// -short) plays every baseline on 40 seeds, with the default pool and with
+// a team of one tier, and checks what the design claims: one writer takes
+// its reference time, parallel drafting without reading is fast but
+// clearly less consistent even when every writer is the same model, and
+// reading dependencies leaves fewer defects than reading only the style.
+// BENCHMARKS.md has the measured tables.
 package writing
 
 import (
@@ -149,6 +138,7 @@ import (
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/envs/writing/internal/restyle"
+	"github.com/troupe-dev/troupe/internal/ratelimit"
 )
 
 // Name is the env's registered name ("builtin:writing").
@@ -162,8 +152,11 @@ func init() {
 const (
 	decWait = iota
 	decReadStyle
+	decReadPeers
+	decReadDeps
 	decDraftLongest
 	decDraftNext
+	decDraftReady
 	decEditPeer
 	decSubmit
 	numDecisions
@@ -182,7 +175,7 @@ const (
 	featLongest               // longest unclaimed unit / mean unit, ÷ 4 (≤ 2)
 	featNext                  // first unclaimed unit (template order) / mean unit, ÷ 4 (≤ 2)
 	featUnclaimedWork         // unclaimed tokens / all tokens
-	featKnownDeviating        // peer units known to deviate from the house style, ÷ 4 (≤ 1)
+	featKnownDefective        // peer units known to be defective, ÷ 4 (≤ 1)
 	featUnreadPeer            // peer units done whose current version the agent has not read / units
 	featPeersBusy             // fraction of the other agents that are busy
 	featPeersSubmitted        // fraction of the other agents that have submitted
@@ -191,6 +184,16 @@ const (
 	featTeamSize              // writers / 8
 	featEditSize              // the unit edit_peer would take / mean unit, ÷ 4 (≤ 2); 0 if none
 	featPeersRemaining        // estimated time until the last busy peer is free / mean unit time, ÷ 4 (≤ 1)
+	featReady                 // unclaimed units whose dependencies are all drafted / units
+	featLongestBlocked        // 1 if the longest unclaimed unit depends on a unit not drafted yet
+	featDepsUnread            // of draft_ready's target's drafted dependencies, the fraction unread by the agent in their current version
+	featOwnSpeed              // own tier's decode tokens/s ÷ 100
+	featOwnPrice              // own tier's output $/M ÷ 10
+	featOwnErrors             // own tier's term-drift probability
+	featTeamMixed             // fraction of the other writers on another tier
+	featLimitTokens           // tokens charged in the last 60 s ÷ tokens per minute (0 if unlimited; ≤ 1)
+	featLimitRequests         // calls started in the last 60 s ÷ requests per minute (0 if unlimited; ≤ 1)
+	featLimitTight            // 30 000 ÷ tokens per minute (≤ 1; 0 if unlimited)
 	numFeatures
 )
 
@@ -203,13 +206,18 @@ const (
 	metricEdits        = "edits"
 	metricReads        = "reads"
 	metricEnvTokens    = "env_tokens"
+	metricCostUSD      = "cost_usd"
+	metricQueue        = "queue_s"
 )
 
 // Baseline names offered through [Env.Baseline].
 const (
-	BaselineSingleAgent   = "single_agent"
-	BaselineParallelNaive = "parallel_naive"
-	BaselineSOP           = "sop"
+	BaselineSingleAgent     = "single_agent"
+	BaselineParallelNaive   = "parallel_naive"
+	BaselineSOP             = "sop"
+	BaselineReadOnceLongest = "read_once_longest"
+	BaselineDecentralized   = "decentralized"
+	BaselineReadDeps        = "read_deps"
 )
 
 // Params are the env's parameters (env.params); the defaults are those of
@@ -219,28 +227,19 @@ type Params struct {
 	// of the shipped corpus ("" = shipped).
 	CorpusDir string `json:"corpus_dir"`
 	// RFCs restricts the corpus to these files (names with or without
-	// ".md"; empty = every RFC of the corpus). One name fixes the document;
-	// a list such as the held-out RFCs lets corpus_dir point at a folder
-	// that also holds other files. Each episode draws one from the seed.
+	// ".md"; empty = every RFC of the corpus). Each episode draws one from
+	// the seed.
 	RFCs []string `json:"rfcs"`
 	// Writers is the team size (default 5, 1..16).
 	Writers int `json:"writers"`
-	// StyleFollowProb is the chance, per habit and unit, that a writer who
-	// read the house style follows it (default 0.99).
-	StyleFollowProb float64 `json:"style_follow_prob"`
-	// StructureSlipProb is the chance per unit of a structure slip by a
-	// writer who has not read the outline conventions (default 0.05).
-	StructureSlipProb float64 `json:"structure_slip_prob"`
-	// StyledStructureSlipProb is the same for a writer who has (default 0).
-	StyledStructureSlipProb float64 `json:"styled_structure_slip_prob"`
-	// RefBaseLatency, RefPrefillTPS and RefDecodeTPS are the latency model
-	// (seconds per call, prompt tokens/s, completion tokens/s) the env
-	// uses for the reference makespan, for what read_style costs, and for
-	// text decisions whose Usage has no latency. Keep them equal to the
-	// runtime's sim latency model (defaults 0.8, 2000, 40).
-	RefBaseLatency float64 `json:"ref_base_latency_s"`
-	RefPrefillTPS  float64 `json:"ref_prefill_tps"`
-	RefDecodeTPS   float64 `json:"ref_decode_tps"`
+	// TeamPool names the tiers (of [BuiltinTiers]) each writer's tier is
+	// drawn from, uniformly and independently per task seed (default
+	// every built-in tier). One name gives a team of one model.
+	TeamPool []string `json:"team_pool"`
+	// RateLimits are the shared limits a team's limit is drawn from,
+	// uniformly per task seed (default [BuiltinRateLimits]); a limit of 0
+	// is unlimited.
+	RateLimits []ratelimit.Config `json:"rate_limits"`
 	// IdleWait is how far the clock moves when every agent waits and
 	// nobody is busy (default 1 s).
 	IdleWait float64 `json:"idle_wait_s"`
@@ -248,68 +247,56 @@ type Params struct {
 	// so that two writers cannot pass a unit back and forth forever.
 	MaxEditsPerUnit int `json:"max_edits_per_unit"`
 	// ContextUnits is how many of the units an agent read or wrote most
-	// recently its prompts quote in full (default 2); older ones are
-	// listed by heading.
+	// recently its prompts quote in full besides the target's
+	// dependencies (default 2); older ones are listed by heading.
 	ContextUnits int `json:"context_units"`
-	// MaxSteps bounds an episode (default 1000).
-	MaxSteps int `json:"max_steps"`
 }
 
 // DefaultParams returns the parameter defaults.
 func DefaultParams() Params {
+	var names []string
+	for _, t := range BuiltinTiers() {
+		names = append(names, t.Name)
+	}
 	return Params{
-		Writers:                 5,
-		StyleFollowProb:         0.99,
-		StructureSlipProb:       0.05,
-		StyledStructureSlipProb: 0,
-		RefBaseLatency:          0.8,
-		RefPrefillTPS:           2000,
-		RefDecodeTPS:            40,
-		IdleWait:                1,
-		MaxEditsPerUnit:         2,
-		ContextUnits:            2,
-		MaxSteps:                1000,
+		Writers:         5,
+		TeamPool:        names,
+		RateLimits:      BuiltinRateLimits(),
+		IdleWait:        1,
+		MaxEditsPerUnit: 2,
+		ContextUnits:    2,
 	}
 }
 
-func (p Params) validate() error {
-	prob := func(key string, v float64) error {
-		if !(v >= 0 && v <= 1) {
-			return fmt.Errorf("params: key %q: want a probability in [0, 1], got %v", key, v)
-		}
-		return nil
-	}
-	pos := func(key string, v float64) error {
-		if !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("params: key %q: want a positive number, got %v", key, v)
-		}
-		return nil
-	}
+func (p Params) validate() ([]Tier, error) {
 	switch {
 	case p.Writers < 1 || p.Writers > 16:
-		return fmt.Errorf("params: key \"writers\": want 1..16, got %d", p.Writers)
+		return nil, fmt.Errorf("params: key \"writers\": want 1..16, got %d", p.Writers)
 	case p.ContextUnits < 0 || p.ContextUnits > 64:
-		return fmt.Errorf("params: key \"context_units\": want 0..64, got %d", p.ContextUnits)
+		return nil, fmt.Errorf("params: key \"context_units\": want 0..64, got %d", p.ContextUnits)
 	case p.MaxEditsPerUnit < 0:
-		return fmt.Errorf("params: key \"max_edits_per_unit\": want ≥ 0, got %d", p.MaxEditsPerUnit)
-	case p.MaxSteps < 1:
-		return fmt.Errorf("params: key \"max_steps\": want ≥ 1, got %d", p.MaxSteps)
-	case p.RefBaseLatency < 0 || math.IsNaN(p.RefBaseLatency) || math.IsInf(p.RefBaseLatency, 0):
-		return fmt.Errorf("params: key \"ref_base_latency_s\": want ≥ 0, got %v", p.RefBaseLatency)
+		return nil, fmt.Errorf("params: key \"max_edits_per_unit\": want ≥ 0, got %d", p.MaxEditsPerUnit)
+	case !(p.IdleWait > 0) || math.IsInf(p.IdleWait, 0):
+		return nil, fmt.Errorf("params: key \"idle_wait_s\": want a positive number, got %v", p.IdleWait)
+	case len(p.TeamPool) == 0:
+		return nil, fmt.Errorf("params: key \"team_pool\": want at least one tier (have %s)", tierNames())
+	case len(p.RateLimits) == 0:
+		return nil, errors.New("params: key \"rate_limits\": want at least one limit ({requests_per_minute = 0, tokens_per_minute = 0} is unlimited)")
 	}
-	for _, e := range []error{
-		prob("style_follow_prob", p.StyleFollowProb),
-		prob("structure_slip_prob", p.StructureSlipProb),
-		prob("styled_structure_slip_prob", p.StyledStructureSlipProb),
-		pos("ref_prefill_tps", p.RefPrefillTPS),
-		pos("ref_decode_tps", p.RefDecodeTPS),
-		pos("idle_wait_s", p.IdleWait),
-	} {
-		if e != nil {
-			return e
+	var pool []Tier
+	for i, n := range p.TeamPool {
+		t, ok := tierByName(n)
+		if !ok {
+			return nil, fmt.Errorf("params: key \"team_pool\" [%d]: no tier %q (have %s)", i, n, tierNames())
+		}
+		pool = append(pool, t)
+	}
+	for i, l := range p.RateLimits {
+		if err := l.Validate(); err != nil {
+			return nil, fmt.Errorf("params: key \"rate_limits\" [%d]: %w", i, err)
 		}
 	}
-	return nil
+	return pool, nil
 }
 
 type unitStatus uint8
@@ -329,11 +316,19 @@ type unitState struct {
 	lastWriter int // -1
 	edits      int
 	tokens     int    // tokensOf(text)
+	prose      string // proseOf(text)
 	dev        uint16 // habit deviations from the house style (bit per habit)
 	outlineOK  bool
+	repeatOf   int  // a unit it builds on one of whose paragraphs this text restates, -1
+	termBad    bool // writes a term otherwise than its introducing unit's current text
+	refBad     bool // mentions a heading its target no longer has
 }
 
-func (u *unitState) deviates() bool { return u.dev != 0 || !u.outlineOK }
+// defective reports whether the unit departs from the house style, the
+// outline, or what the units it depends on say.
+func (u *unitState) defective() bool {
+	return u.dev != 0 || !u.outlineOK || u.repeatOf >= 0 || u.termBad || u.refBad
+}
 
 type taskKind uint8
 
@@ -348,10 +343,11 @@ const (
 type agentState struct {
 	task      taskKind
 	unit      int
-	startAt   float64 // when the current task started
+	startAt   float64 // when the current task started (after any queueing)
 	busyUntil float64
 	pending   string
 	read      bool
+	peerReads int // read_peers decisions taken
 	submitted bool
 	submitAt  float64
 	seen      []int          // per unit: the version last read or written by this agent (0 = never)
@@ -366,10 +362,33 @@ type reservation struct {
 	ok       bool
 }
 
+// refKey is what the single-writer reference depends on: the document,
+// writer 0's tier, the rate limit, the length of the style guide and the
+// team size the prompts name.
+type refKey struct {
+	rfc     string
+	tier    string
+	limit   ratelimit.Config
+	guide   int
+	writers int
+}
+
+type refValue struct {
+	makespan float64
+	tokens   int
+}
+
+// call is one admitted call, for the rate-limit features.
+type call struct {
+	start  float64
+	tokens int
+}
+
 // Env is one instance of the writing task. It is not safe for concurrent
 // use.
 type Env struct {
 	p        Params
+	pool     []Tier
 	corpus   []RFC
 	spec     core.EnvSpec
 	maxUnits int
@@ -377,7 +396,10 @@ type Env struct {
 	started, done bool
 	rfc           *RFC
 	house         restyle.Style
-	habits        []restyle.Style
+	team          []Tier
+	limit         ratelimit.Config
+	limiter       *ratelimit.Limiter
+	calls         []call
 	now           float64
 	units         []unitState
 	agents        []agentState
@@ -386,6 +408,8 @@ type Env struct {
 	rng           *rand.Rand // for Simulate when the runtime passes none
 	usageTokens   int
 	charged       int
+	usd           float64
+	queued        float64
 	llmCalls      int
 	edits, reads  int
 	meanTokens    float64
@@ -393,13 +417,17 @@ type Env struct {
 	refTokens     int
 	guide         string
 	brief         string
+	refs          map[refKey]refValue // computed references, by what they depend on
 }
 
 var decisionSpecs = []core.DecisionSpec{
 	{Name: "wait"},
 	{Name: "read_style"},
+	{Name: "read_peers"},
+	{Name: "read_deps"},
 	{Name: "draft_longest", NeedsText: true},
 	{Name: "draft_next", NeedsText: true},
+	{Name: "draft_ready", NeedsText: true},
 	{Name: "edit_peer", NeedsText: true},
 	{Name: "submit"},
 }
@@ -407,14 +435,23 @@ var decisionSpecs = []core.DecisionSpec{
 // New returns a writing env configured by params (see [Params]).
 func New(params map[string]any) (*Env, error) {
 	p := DefaultParams()
+	if params != nil {
+		// Lists replace the defaults rather than merge into them.
+		if _, ok := params["team_pool"]; ok {
+			p.TeamPool = nil
+		}
+		if _, ok := params["rate_limits"]; ok {
+			p.RateLimits = nil
+		}
+	}
 	if err := core.DecodeParams(params, &p); err != nil {
 		return nil, fmt.Errorf("writing: %w", err)
 	}
-	if err := p.validate(); err != nil {
+	pool, err := p.validate()
+	if err != nil {
 		return nil, fmt.Errorf("writing: %w", err)
 	}
 	var corpus []RFC
-	var err error
 	if p.CorpusDir != "" {
 		corpus, err = LoadDir(p.CorpusDir, p.RFCs...)
 	} else {
@@ -426,7 +463,7 @@ func New(params map[string]any) (*Env, error) {
 		}
 		return nil, fmt.Errorf("writing: %w", err)
 	}
-	e := &Env{p: p, corpus: corpus}
+	e := &Env{p: p, pool: pool, corpus: corpus}
 	for _, r := range corpus {
 		e.maxUnits = max(e.maxUnits, len(r.Units))
 	}
@@ -441,11 +478,11 @@ func New(params map[string]any) (*Env, error) {
 		Decisions: append([]core.DecisionSpec(nil), decisionSpecs...),
 		StateSize: stateSize(p.Writers, e.maxUnits),
 		Metrics:   metricNames(),
-		Baselines: []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP},
+		Baselines: []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP,
+			BaselineReadOnceLongest, BaselineDecentralized, BaselineReadDeps},
 		// The reference metrics estimate one writer's time and tokens.
 		ReferenceBaseline: BaselineSingleAgent,
 		Capabilities:      core.CapTruncate | core.CapPrompt | core.CapSimulate | core.CapBaseline,
-		MaxSteps:          p.MaxSteps,
 	}
 	return e, nil
 }
@@ -453,7 +490,7 @@ func New(params map[string]any) (*Env, error) {
 func metricNames() []string {
 	return []string{core.MetricMakespan, core.MetricReferenceMakespan, core.MetricTokens,
 		core.MetricReferenceTokens, core.MetricLLMCalls,
-		metricUnits, metricUnitsDrafted, metricEdits, metricReads, metricEnvTokens}
+		metricUnits, metricUnitsDrafted, metricEdits, metricReads, metricEnvTokens, metricCostUSD, metricQueue}
 }
 
 // Spec describes the env.
@@ -465,27 +502,34 @@ func (e *Env) Corpus() []RFC { return e.corpus }
 // Params returns the env's resolved parameters.
 func (e *Env) Params() Params { return e.p }
 
+// Team returns the episode's writers' tiers.
+func (e *Env) Team() []Tier { return append([]Tier(nil), e.team...) }
+
+// RateLimit returns the episode's shared rate limit.
+func (e *Env) RateLimit() ratelimit.Config { return e.limit }
+
 // Close releases nothing; the env holds no resources.
 func (e *Env) Close() error { return nil }
 
-// Reset starts an episode: the seed draws the RFC, the house style and
-// every writer's habits.
+// Reset starts an episode: the seed draws the RFC, the house style, the
+// team's tiers and its rate limit.
 func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x77726974696e67)) // "writing"
 	e.rfc = &e.corpus[rng.IntN(len(e.corpus))]
 	e.house = drawStyle(rng)
-	e.habits = make([]restyle.Style, e.p.Writers)
-	for i := range e.habits {
-		e.habits[i] = drawStyle(rng)
-	}
+	e.team = drawTeam(rng, e.pool, e.p.Writers)
+	e.limit = e.p.RateLimits[rng.IntN(len(e.p.RateLimits))]
+	e.limiter = ratelimit.New(e.limit)
+	e.calls = e.calls[:0]
 	e.rng = rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 	e.started, e.done = true, false
 	e.now = 0
 	e.usageTokens, e.charged, e.llmCalls, e.edits, e.reads = 0, 0, 0, 0, 0
+	e.usd, e.queued = 0, 0
 	n := len(e.rfc.Units)
 	e.units = make([]unitState, n)
 	for k := range e.units {
-		e.units[k] = unitState{owner: -1, author: -1, lastWriter: -1, outlineOK: true}
+		e.units[k] = unitState{owner: -1, author: -1, lastWriter: -1, outlineOK: true, repeatOf: -1}
 	}
 	e.agents = make([]agentState, e.p.Writers)
 	for i := range e.agents {
@@ -505,18 +549,40 @@ func (e *Env) RFC() *RFC { return e.rfc }
 // Now returns the virtual clock in seconds.
 func (e *Env) Now() float64 { return e.now }
 
-// latency is the env's latency model.
-func (e *Env) latency(prompt, completion int) float64 {
-	return e.p.RefBaseLatency + float64(prompt)/e.p.RefPrefillTPS + float64(completion)/e.p.RefDecodeTPS
+// admit queues a call issued now that charges tokens against the team's
+// rate limit, and returns when it starts.
+func (e *Env) admit(tokens int) float64 {
+	start := e.limiter.Admit(e.now, tokens)
+	e.queued += start - e.now
+	e.calls = append(e.calls, call{start: start, tokens: tokens})
+	return start
 }
 
-// readCost returns what agent i would read now: the units and the tokens.
+// readCost returns what agent i would read with read_peers now: the units
+// and their tokens.
 func (e *Env) readCost(i int) (units []int, tokens int) {
-	tokens = tokensOf(e.guide)
 	for k := range e.units {
 		u := &e.units[k]
 		if u.status == done && u.lastWriter != i && e.agents[i].seen[k] != u.version {
 			units = append(units, k)
+			tokens += u.tokens
+		}
+	}
+	return units, tokens
+}
+
+// depsToRead returns what agent i would read with read_deps now: the
+// drafted units that draft_ready's target depends on and that the agent
+// has not read in their current version, and their tokens.
+func (e *Env) depsToRead(i int) (units []int, tokens int) {
+	k := e.draftTarget(i, decDraftReady)
+	if k < 0 {
+		return nil, 0
+	}
+	for _, j := range e.rfc.Units[k].DependsOn {
+		u := &e.units[j]
+		if u.status == done && e.agents[i].seen[j] != u.version {
+			units = append(units, j)
 			tokens += u.tokens
 		}
 	}
@@ -535,15 +601,29 @@ func (e *Env) hasUnread(i int) bool {
 	return false
 }
 
-// computeReference sets the single-writer reference: one read_style, then
-// every unit in template order with the prompt it would have.
+// computeReference sets the single-writer reference: writer 0 alone, under
+// the episode's rate limit, reads the style once, then writes every unit
+// in template order with the prompt it would have.
 func (e *Env) computeReference() {
+	key := refKey{rfc: e.rfc.Name, tier: e.team[0].Name, limit: e.limit, guide: tokensOf(e.guide), writers: e.p.Writers}
+	if r, ok := e.refs[key]; ok {
+		e.refMakespan, e.refTokens = r.makespan, r.tokens
+		return
+	}
+	defer func() {
+		if e.refs == nil {
+			e.refs = map[refKey]refValue{}
+		}
+		e.refs[key] = refValue{e.refMakespan, e.refTokens}
+	}()
+	lim := ratelimit.New(e.limit)
+	t0 := e.team[0]
 	readTok := tokensOf(e.guide)
-	t := e.p.RefBaseLatency + float64(readTok)/e.p.RefPrefillTPS
+	t := lim.Admit(0, readTok) + t0.latency(readTok, 0)
 	tok := readTok
 	for k, u := range e.rfc.Units {
 		var ctx []ctxUnit
-		for j := max(0, k-e.p.ContextUnits); j < k; j++ {
+		for _, j := range e.contextUnits(k, prevUnits(k, e.p.ContextUnits), func(j int) bool { return j < k }) {
 			ctx = append(ctx, ctxUnit{unit: j, who: "you", text: e.rfc.Units[j].Source})
 		}
 		var older []int
@@ -552,10 +632,18 @@ func (e *Env) computeReference() {
 		}
 		req := e.buildRequest(0, decDraftNext, k, true, ctx, older, "")
 		pt := promptTokens(req)
-		t += e.latency(pt, u.Tokens)
+		t = lim.Admit(t, pt+u.Tokens) + t0.latency(pt, u.Tokens)
 		tok += pt + u.Tokens
 	}
 	e.refMakespan, e.refTokens = t, tok
+}
+
+func prevUnits(k, n int) []int {
+	var r []int
+	for j := max(0, k-n); j < k; j++ {
+		r = append(r, j)
+	}
+	return r
 }
 
 // Step applies the joint action (see the package doc).
@@ -578,22 +666,36 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 	}
 	for i, a := range actions {
 		ag := &e.agents[i]
+		tier := e.team[i]
 		if r := e.reserve[i]; r.ok && r.decision != a.Decision {
 			e.reserve[i] = reservation{} // Prompt was called for another decision
 		}
 		switch a.Decision {
 		case decWait:
-		case decReadStyle:
-			units, tok := e.readCost(i)
-			for _, k := range units {
-				e.see(i, k)
+		case decReadStyle, decReadPeers, decReadDeps:
+			tok := tokensOf(e.guide)
+			switch a.Decision {
+			case decReadPeers, decReadDeps:
+				var units []int
+				if a.Decision == decReadPeers {
+					units, tok = e.readCost(i)
+					ag.peerReads++
+				} else {
+					units, tok = e.depsToRead(i)
+				}
+				for _, k := range units {
+					e.see(i, k)
+				}
+			default:
+				ag.read = true
 			}
-			ag.read = true
 			e.charged += tok
+			e.usd += tier.usd(tok, 0)
 			e.reads++
 			ag.task, ag.unit = taskRead, -1
-			ag.startAt, ag.busyUntil = e.now, e.now+e.latency(tok, 0)
-		case decDraftLongest, decDraftNext, decEditPeer:
+			ag.startAt = e.admit(tok)
+			ag.busyUntil = ag.startAt + tier.latency(tok, 0)
+		case decDraftLongest, decDraftNext, decDraftReady, decEditPeer:
 			k := e.target(i, a.Decision)
 			e.llmCalls++
 			text := cleanText(a.Text)
@@ -604,16 +706,17 @@ func (e *Env) Step(actions []core.Action) (core.StepResult, error) {
 				// Before the unit is marked taken, Prompt rebuilds the
 				// request the agent sent.
 				pt, ct = promptTokens(e.Prompt(i, a.Decision)), tokensOf(text)
+			} else if ct == 0 {
+				ct = tokensOf(text)
 			}
 			e.usageTokens += pt + ct
-			lat := a.Usage.Latency.Seconds()
-			if lat <= 0 {
-				if ct == 0 {
-					ct = tokensOf(text)
-				}
-				lat = e.latency(pt, ct)
+			e.usd += tier.usd(pt, ct)
+			if lat := a.Usage.Latency.Seconds(); a.Usage.Backend != "sim" && lat > 0 {
+				ag.startAt, ag.busyUntil = e.now, e.now+lat // a real call: its own time and limits
+			} else {
+				ag.startAt = e.admit(pt + ct)
+				ag.busyUntil = ag.startAt + tier.latency(pt, ct)
 			}
-			ag.startAt, ag.busyUntil = e.now, e.now+lat
 			ag.unit, ag.pending = k, text
 			switch {
 			case k < 0:
@@ -680,6 +783,7 @@ func (e *Env) advance() {
 		return
 	}
 	e.now = math.Max(e.now, next)
+	changed := false
 	for i := range e.agents {
 		ag := &e.agents[i]
 		if ag.task == taskNone || ag.busyUntil > e.now {
@@ -693,6 +797,7 @@ func (e *Env) advance() {
 			e.setText(ag.unit, ag.pending)
 			ag.drafted++
 			e.see(i, ag.unit)
+			changed = true
 		case taskEdit:
 			u := &e.units[ag.unit]
 			u.owner, u.lastWriter = -1, i
@@ -700,8 +805,12 @@ func (e *Env) advance() {
 			e.edits++
 			e.setText(ag.unit, ag.pending)
 			e.see(i, ag.unit)
+			changed = true
 		}
 		ag.task, ag.unit, ag.pending = taskNone, -1, ""
+	}
+	if changed {
+		e.refreshDefects()
 	}
 }
 
@@ -709,9 +818,11 @@ func (e *Env) setText(k int, text string) {
 	u := &e.units[k]
 	u.text = text
 	u.tokens = tokensOf(text)
+	u.prose = proseOf(text)
 	u.version++
 	u.dev = deviations(text, e.house)
 	u.outlineOK = outlineOK(text, e.rfc.Units[k].Headings)
+	u.repeatOf = e.restates(k, text)
 }
 
 // see records that agent i has read (or written) unit k's current version.
@@ -799,9 +910,21 @@ func (e *Env) finish(res *core.StepResult) {
 		metricEdits:                  float64(e.edits),
 		metricReads:                  float64(e.reads),
 		metricEnvTokens:              float64(e.charged),
+		metricCostUSD:                e.usd,
+		metricQueue:                  e.queued,
 	}
 	res.Metrics = m
 	res.Artifacts = map[string][]byte{core.ArtifactDocument: []byte(doc)}
+}
+
+// depsDrafted reports whether every unit k depends on is drafted.
+func (e *Env) depsDrafted(k int) bool {
+	for _, j := range e.rfc.Units[k].DependsOn {
+		if e.units[j].version == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // legal returns agent i's mask.
@@ -819,8 +942,14 @@ func (e *Env) legal(i int) []bool {
 			break
 		}
 	}
-	m[decReadStyle] = !ag.read || e.hasUnread(i)
+	m[decReadStyle] = !ag.read
+	m[decReadPeers] = e.hasUnread(i)
+	if anyUnclaimed {
+		units, _ := e.depsToRead(i)
+		m[decReadDeps] = len(units) > 0
+	}
 	m[decDraftLongest], m[decDraftNext] = anyUnclaimed, anyUnclaimed
+	m[decDraftReady] = anyUnclaimed && e.draftTarget(i, decDraftReady) >= 0
 	m[decEditPeer] = ag.read && e.editTarget(i, -1) >= 0
 	m[decSubmit] = !anyUnclaimed
 	return m
@@ -837,6 +966,9 @@ func (e *Env) draftTarget(i, decision int) int {
 		if decision == decDraftNext {
 			return k
 		}
+		if decision == decDraftReady && !e.depsDrafted(k) {
+			continue
+		}
 		if best < 0 || e.rfc.Units[k].Tokens > e.rfc.Units[best].Tokens {
 			best = k
 		}
@@ -845,9 +977,9 @@ func (e *Env) draftTarget(i, decision int) int {
 }
 
 // editTarget returns the unit edit_peer takes for agent i: a peer unit it
-// knows to deviate (the longest), else a never-edited peer unit it has not
-// read (template order); never one being edited or reserved. skip is a
-// unit to ignore (-1 none).
+// knows to be defective (the longest), else a never-edited peer unit it
+// has not read (template order); never one being edited or reserved. skip
+// is a unit to ignore (-1 none).
 func (e *Env) editTarget(i, skip int) int {
 	ag := &e.agents[i]
 	best, review := -1, -1
@@ -857,7 +989,7 @@ func (e *Env) editTarget(i, skip int) int {
 			continue
 		}
 		if ag.seen[k] == u.version {
-			if u.deviates() && (best < 0 || e.rfc.Units[k].Tokens > e.rfc.Units[best].Tokens) {
+			if u.defective() && (best < 0 || e.rfc.Units[k].Tokens > e.rfc.Units[best].Tokens) {
 				best = k
 			}
 		} else if u.edits == 0 && review < 0 {

@@ -13,6 +13,17 @@ import (
 
 const smallRFC = "2707-dotdot-patterns" // 9 units; the longest is unit 3
 
+// oneTier pins the team to gpt-4o and the rate limit to none, so that
+// tests can compute times by hand.
+func oneTier(params map[string]any) map[string]any {
+	params["team_pool"] = []any{"gpt-4o"}
+	params["rate_limits"] = []any{map[string]any{"requests_per_minute": 0, "tokens_per_minute": 0}}
+	return params
+}
+
+// gpt4o is the tier oneTier pins.
+var gpt4o, _ = tierByName("gpt-4o")
+
 func newEnv(t *testing.T, params map[string]any) *Env {
 	t.Helper()
 	e, err := New(params)
@@ -62,7 +73,7 @@ func TestRegisteredAndSpec(t *testing.T) {
 	if spec.NumAgents() != 5 || spec.ObsSize != numFeatures || len(spec.Decisions) != numDecisions {
 		t.Errorf("spec: %d agents, obs %d, %d decisions", spec.NumAgents(), spec.ObsSize, len(spec.Decisions))
 	}
-	for d, name := range []string{"wait", "read_style", "draft_longest", "draft_next", "edit_peer", "submit"} {
+	for d, name := range []string{"wait", "read_style", "read_peers", "read_deps", "draft_longest", "draft_next", "draft_ready", "edit_peer", "submit"} {
 		if spec.DecisionIndex(name) != d {
 			t.Errorf("decision %q at %d, want %d", name, spec.DecisionIndex(name), d)
 		}
@@ -74,7 +85,10 @@ func TestRegisteredAndSpec(t *testing.T) {
 	var _ core.Simulator = (*Env)(nil)
 	var _ core.BaselineProvider = (*Env)(nil)
 	var _ core.Truncater = (*Env)(nil)
-	if _, err := env.(*Env).Baseline("nope"); err == nil || !strings.Contains(err.Error(), "single_agent") {
+	if spec.MaxSteps != 0 {
+		t.Errorf("spec MaxSteps %d: the env must leave the step limit to the runtime ([rollout] max_steps)", spec.MaxSteps)
+	}
+	if _, err := env.(*Env).Baseline("nope"); err == nil || !strings.Contains(err.Error(), "single_agent") || !strings.Contains(err.Error(), "read_deps") {
 		t.Errorf("unknown baseline: %v", err)
 	}
 }
@@ -87,9 +101,12 @@ func TestParamErrors(t *testing.T) {
 		{map[string]any{"writerz": 3}, `unknown key "writerz"`},
 		{map[string]any{"writers": 0}, `"writers": want 1..16`},
 		{map[string]any{"writers": "five"}, `"writers"`},
-		{map[string]any{"style_follow_prob": 1.5}, `"style_follow_prob"`},
-		{map[string]any{"structure_slip_prob": -0.1}, `"structure_slip_prob"`},
-		{map[string]any{"ref_decode_tps": 0}, `"ref_decode_tps"`},
+		{map[string]any{"team_pool": []any{"gpt-4o", "gpt-5"}}, `key "team_pool" [1]: no tier "gpt-5" (have "claude-3.5-haiku", "gpt-4o", "gpt-4o-mini")`},
+		{map[string]any{"team_pool": []any{}}, `key "team_pool": want at least one tier`},
+		{map[string]any{"rate_limits": []any{}}, `key "rate_limits": want at least one limit`},
+		{map[string]any{"rate_limits": []any{map[string]any{"tokens_per_minute": -5}}}, `key "rate_limits" [0]: tokens_per_minute: must be 0 (unlimited) or positive`},
+		{map[string]any{"rate_limits": []any{map[string]any{"tokens": 5}}}, `unknown key "tokens"`},
+		{map[string]any{"max_steps": 100}, `unknown key "max_steps"`},
 		{map[string]any{"idle_wait_s": -1}, `"idle_wait_s"`},
 		{map[string]any{"context_units": -1}, `"context_units"`},
 		{map[string]any{"max_edits_per_unit": -1}, `"max_edits_per_unit"`},
@@ -114,14 +131,15 @@ func actOf(t *testing.T, b core.Baseline) func([]core.Observation) []int {
 }
 
 // runSim plays an episode with pol the way the runtime does with the sim
-// backend (Prompt, Simulate, Step; latency 0.8 + p/2000 + c/40).
+// backend (Prompt, Simulate, Step with the sim's usage; the env times the
+// call by the writer's tier).
 func runSim(t *testing.T, e *Env, seed uint64, pol func([]core.Observation) []int) core.StepResult {
 	t.Helper()
 	obs, err := e.Reset(seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for s := 0; s < e.Spec().MaxSteps; s++ {
+	for s := 0; s < 1000; s++ {
 		dec := pol(obs)
 		acts := make([]core.Action, len(dec))
 		for i, d := range dec {
@@ -133,7 +151,7 @@ func runSim(t *testing.T, e *Env, seed uint64, pol func([]core.Observation) []in
 					t.Fatal(err)
 				}
 				acts[i] = core.Action{Decision: d, Text: c.Text, Usage: core.Usage{PromptTokens: c.PromptTokens,
-					CompletionTokens: c.CompletionTokens, Latency: e.Latency(c.PromptTokens, c.CompletionTokens)}}
+					CompletionTokens: c.CompletionTokens, Latency: e.Latency(i, c.PromptTokens, c.CompletionTokens), Backend: "sim"}}
 			}
 		}
 		res, err := e.Step(acts)
@@ -161,7 +179,7 @@ func TestResetReproducible(t *testing.T) {
 	a, b := newEnv(t, nil), newEnv(t, nil)
 	oa, _ := a.Reset(7)
 	ob, _ := b.Reset(7)
-	if !reflect.DeepEqual(oa, ob) || a.RFC().Name != b.RFC().Name || a.house != b.house || a.habits[3] != b.habits[3] {
+	if !reflect.DeepEqual(oa, ob) || a.RFC().Name != b.RFC().Name || a.house != b.house || !reflect.DeepEqual(a.team, b.team) || a.limit != b.limit {
 		t.Fatal("same seed, different episodes")
 	}
 	ra, rb := runSim(t, a, 7, naive), runSim(t, b, 7, naive)
@@ -176,7 +194,7 @@ func TestResetReproducible(t *testing.T) {
 	differ := false
 	for seed := uint64(8); seed < 12 && !differ; seed++ {
 		b.Reset(seed)
-		differ = b.RFC().Name != a.RFC().Name || b.house != a.house || b.habits[0] != a.habits[0]
+		differ = b.RFC().Name != a.RFC().Name || b.house != a.house || !reflect.DeepEqual(b.team, a.team)
 	}
 	if !differ {
 		t.Error("different seeds give the same episode")
@@ -190,7 +208,7 @@ func TestInitialObservation(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, o := range obs {
-		if got := strings.Join(legalSet(o), ","); got != "wait,read_style,draft_longest,draft_next" {
+		if got := strings.Join(legalSet(o), ","); got != "wait,read_style,draft_longest,draft_next,draft_ready" {
 			t.Errorf("agent %d legal %s", i, got)
 		}
 		f := o.Features
@@ -200,7 +218,14 @@ func TestInitialObservation(t *testing.T) {
 		if f[featLongest] <= f[featNext] {
 			t.Errorf("longest %v ≤ next %v", f[featLongest], f[featNext])
 		}
-		if !strings.Contains(o.Text, "writer_"+itoa(i)) || !strings.Contains(o.Text, "You have not read the house style") {
+		if f[featOwnSpeed] != e.team[i].DecodeTPS/100 || f[featOwnPrice] != e.team[i].OutputUSDPerM/10 || f[featOwnErrors] != e.team[i].TermDriftProb {
+			t.Errorf("agent %d tier features %v, tier %+v", i, f[featOwnSpeed:featOwnErrors+1], e.team[i])
+		}
+		if f[featReady] <= 0 || f[featReady] >= 1 {
+			t.Errorf("agent %d: ready fraction %v, want some but not all units ready", i, f[featReady])
+		}
+		if !strings.Contains(o.Text, "writer_"+itoa(i)+", on "+e.team[i].Name) || !strings.Contains(o.Text, "You have not read the house style") ||
+			!strings.Contains(o.Text, "Shared rate limit: ") {
 			t.Errorf("agent %d text: %.200q", i, o.Text)
 		}
 	}
@@ -211,7 +236,7 @@ func TestInitialObservation(t *testing.T) {
 
 // Every decision's effect, with explicit texts and latencies.
 func TestDecisionEffects(t *testing.T) {
-	e := newEnv(t, map[string]any{"rfcs": []string{smallRFC}, "writers": 2})
+	e := newEnv(t, oneTier(map[string]any{"rfcs": []string{smallRFC}, "writers": 2}))
 	if _, err := e.Reset(1); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +246,7 @@ func TestDecisionEffects(t *testing.T) {
 	// agent 0 reads the style; agent 1 drafts the longest unit (10 s).
 	draft1 := "## Reference-level explanation\n\nThe design, in short."
 	res := step(t, e, act(decReadStyle, "", 0), act(decDraftLongest, draft1, 10))
-	readLat := 0.8 + float64(guideTok)/2000
+	readLat := gpt4o.BaseLatency + float64(guideTok)/2000
 	if d := e.Now() - readLat; d < -1e-9 || d > 1e-9 {
 		t.Errorf("clock %.4f after the read, want %.4f", e.Now(), readLat)
 	}
@@ -235,8 +260,8 @@ func TestDecisionEffects(t *testing.T) {
 	if o0.Features[featReadStyle] != 1 || o0.Features[featBusy] != 0 || o0.Features[featPeersBusy] != 1 {
 		t.Errorf("agent 0 features %v", o0.Features)
 	}
-	unitTime := e.latency(0, int(e.meanTokens))
-	wantRem := (0.8 + float64(e.rfc.Units[longest].Tokens)/40 - e.Now()) / unitTime / 4
+	unitTime := gpt4o.latency(0, int(e.meanTokens))
+	wantRem := (gpt4o.latency(0, e.rfc.Units[longest].Tokens) - e.Now()) / unitTime / 4
 	if d := o0.Features[featPeersRemaining] - min(wantRem, 1); d > 1e-9 || d < -1e-9 || wantRem <= 0 {
 		t.Errorf("peers remaining %v, want %v", o0.Features[featPeersRemaining], wantRem)
 	}
@@ -276,15 +301,19 @@ func TestDecisionEffects(t *testing.T) {
 		t.Errorf("unit %d: %+v", longest, e.units[longest])
 	}
 	o0 = res.Observations[0]
-	if o0.Features[featUnreadPeer] == 0 || o0.Mask[decEditPeer] != true || o0.Features[featKnownDeviating] != 0 {
-		t.Errorf("agent 0 before re-reading: unread %v, edit legal %v, known %v", o0.Features[featUnreadPeer], o0.Mask[decEditPeer], o0.Features[featKnownDeviating])
+	if o0.Features[featUnreadPeer] == 0 || o0.Mask[decEditPeer] != true || o0.Features[featKnownDefective] != 0 || !o0.Mask[decReadPeers] || o0.Mask[decReadStyle] {
+		t.Errorf("agent 0 before reading peers: unread %v, edit legal %v, known %v, mask %v", o0.Features[featUnreadPeer], o0.Mask[decEditPeer], o0.Features[featKnownDefective], legalSet(o0))
 	}
-	// Re-reading shows agent 1's unit; it uses a non-house habit or a
-	// wrong outline only if it deviates, which decides edit targeting.
+	// Reading the peers shows agent 1's unit; it is defective only if it
+	// departs from the house style, the outline or its dependencies,
+	// which decides edit targeting.
 	before := e.charged
-	res = step(t, e, act(decReadStyle, "", 0), act(decWait, "", 0))
-	if e.charged-before != guideTok+tokensOf(draft1) {
-		t.Errorf("re-read charged %d, want %d", e.charged-before, guideTok+tokensOf(draft1))
+	res = step(t, e, act(decReadPeers, "", 0), act(decWait, "", 0))
+	if e.charged-before != tokensOf(draft1) {
+		t.Errorf("read_peers charged %d, want %d", e.charged-before, tokensOf(draft1))
+	}
+	if res.Observations[0].Mask[decReadPeers] {
+		t.Error("read_peers still legal with nothing new to read")
 	}
 	if e.agents[0].seen[longest] != 1 {
 		t.Error("agent 0 did not see the unit it read")
@@ -292,8 +321,8 @@ func TestDecisionEffects(t *testing.T) {
 	// Make the unit off-style for certain and check the knowledge.
 	e.units[longest].dev = 1
 	o0 = e.observations()[0]
-	if o0.Features[featKnownDeviating] == 0 || !o0.Mask[decEditPeer] {
-		t.Errorf("known deviating %v, edit legal %v", o0.Features[featKnownDeviating], o0.Mask[decEditPeer])
+	if o0.Features[featKnownDefective] == 0 || !o0.Mask[decEditPeer] {
+		t.Errorf("known defective %v, edit legal %v", o0.Features[featKnownDefective], o0.Mask[decEditPeer])
 	}
 	if want := min(float64(e.rfc.Units[longest].Tokens)/e.meanTokens/4, 2); o0.Features[featEditSize] != want {
 		t.Errorf("edit size %v, want %v", o0.Features[featEditSize], want)
@@ -374,31 +403,63 @@ func TestStepErrors(t *testing.T) {
 // The clock moves by idle_wait_s when everyone waits and nobody is busy;
 // a text decision without a latency gets the env's own latency model.
 func TestClock(t *testing.T) {
-	e := newEnv(t, map[string]any{"rfcs": []string{smallRFC}, "writers": 2, "idle_wait_s": 2.5})
+	e := newEnv(t, oneTier(map[string]any{"rfcs": []string{smallRFC}, "writers": 2, "idle_wait_s": 2.5}))
 	e.Reset(1)
 	step(t, e, act(decWait, "", 0), act(decWait, "", 0))
 	if e.Now() != 2.5 {
 		t.Errorf("idle clock %v, want 2.5", e.Now())
 	}
 	text := strings.Repeat("word ", 400)
-	a := core.Action{Decision: decDraftNext, Text: text, Usage: core.Usage{PromptTokens: 1000}}
+	a := core.Action{Decision: decDraftNext, Text: text, Usage: core.Usage{PromptTokens: 1000, Backend: "sim"}}
 	step(t, e, a, act(decWait, "", 0))
-	want := 2.5 + 0.8 + 1000.0/2000 + float64(tokensOf(text))/40
+	want := 2.5 + gpt4o.BaseLatency + 1000.0/2000 + float64(tokensOf(text))/gpt4o.DecodeTPS
 	if d := e.Now() - want; d > 1e-9 || d < -1e-9 {
 		t.Errorf("clock %.4f, want %.4f", e.Now(), want)
+	}
+}
+
+// The team shares one rate limit: with one request per minute, the second
+// of two calls issued at once starts 60 s after the first, and the wait is
+// reported as queue_s.
+func TestRateLimitQueues(t *testing.T) {
+	p := oneTier(map[string]any{"rfcs": []string{smallRFC}, "writers": 2})
+	p["rate_limits"] = []any{map[string]any{"requests_per_minute": 1}}
+	e := newEnv(t, p)
+	e.Reset(1)
+	if e.RateLimit().RequestsPerMinute != 1 {
+		t.Fatalf("limit %+v", e.RateLimit())
+	}
+	text := strings.Repeat("word ", 40)
+	u := core.Usage{PromptTokens: 100, CompletionTokens: tokensOf(text), Backend: "sim"}
+	step(t, e, core.Action{Decision: decDraftLongest, Text: text, Usage: u}, core.Action{Decision: decDraftLongest, Text: text, Usage: u})
+	lat := gpt4o.latency(100, tokensOf(text))
+	if e.agents[0].busyUntil != lat || e.agents[1].startAt != 60 || e.agents[1].busyUntil != 60+lat {
+		t.Errorf("agent 0 busy until %v (want %v); agent 1 starts %v ends %v (want 60, %v)", e.agents[0].busyUntil, lat, e.agents[1].startAt, e.agents[1].busyUntil, 60+lat)
+	}
+	if e.queued != 60 {
+		t.Errorf("queued %v s, want 60", e.queued)
+	}
+	if f := e.observations()[0].Features; f[featLimitRequests] != 1 {
+		t.Errorf("window fill %v, want 1 (one call of one allowed)", f[featLimitRequests])
+	}
+	// A real backend's call takes the time it reports and skips the limiter.
+	e.Reset(1)
+	step(t, e, act(decDraftLongest, text, 3), act(decDraftLongest, text, 4))
+	if e.agents[1].busyUntil != 4 || e.queued != 0 {
+		t.Errorf("real calls: agent 1 busy until %v, queued %v", e.agents[1].busyUntil, e.queued)
 	}
 }
 
 // A backend that reports no usage still costs tokens and prefill time: the
 // env counts the request and the text itself, as it does for the reference.
 func TestUsageMissing(t *testing.T) {
-	e := newEnv(t, map[string]any{"rfcs": []string{smallRFC}, "writers": 2})
+	e := newEnv(t, oneTier(map[string]any{"rfcs": []string{smallRFC}, "writers": 2}))
 	e.Reset(1)
 	text := strings.Repeat("word ", 40)
 	pt := promptTokens(e.Prompt(0, decDraftNext))
 	ct := tokensOf(text)
 	step(t, e, core.Action{Decision: decDraftNext, Text: text}, act(decWait, "", 0))
-	want := 0.8 + float64(pt)/2000 + float64(ct)/40
+	want := gpt4o.latency(pt, ct)
 	if d := e.Now() - want; d > 1e-9 || d < -1e-9 {
 		t.Errorf("clock %.4f, want %.4f (prompt %d, completion %d tokens)", e.Now(), want, pt, ct)
 	}
@@ -450,13 +511,18 @@ func TestPromptOwnContext(t *testing.T) {
 		}
 	}
 	e.reserve[0], e.reserve[1] = reservation{}, reservation{}
-	step(t, e, act(decReadStyle, "", 0), act(decWait, "", 0))
-	for e.agents[0].task != taskNone {
-		step(t, e, act(decWait, "", 0), act(decWait, "", 0))
+	for _, d := range []int{decReadStyle, decReadPeers} {
+		step(t, e, act(d, "", 0), act(decWait, "", 0))
+		for e.agents[0].task != taskNone {
+			step(t, e, act(decWait, "", 0), act(decWait, "", 0))
+		}
 	}
 	p := e.Prompt(0, decDraftNext)
 	if !strings.Contains(p.Messages[1].Content, "Again.") || !strings.Contains(p.Messages[1].Content, "House style") {
-		t.Error("after read_style, agent 0's prompt lacks the peer draft or the house style")
+		t.Error("after read_style and read_peers, agent 0's prompt lacks the peer draft or the house style")
+	}
+	if got := quotedUnits(p.Messages[1].Content); !strings.Contains(got[u1], "Again.") {
+		t.Errorf("the prompt's quoted units do not read back: %v", got)
 	}
 	if !strings.Contains(p.Messages[1].Content, "## Your task\n\nWrite unit 0:") {
 		t.Errorf("draft prompt without its task: %q", p.Messages[1].Content)
@@ -534,31 +600,34 @@ func TestTruncate(t *testing.T) {
 	}
 }
 
-// Simulated writers: own habits before reading the style, the house style
-// after (with follow probability 1), structure slips at their rate.
+// Simulated writers: own habits without the house style in the prompt,
+// the house style with it (with follow probability 1), structure slips at
+// their rate.
 func TestSimulatedHabits(t *testing.T) {
-	e := newEnv(t, map[string]any{"writers": 2, "style_follow_prob": 1, "structure_slip_prob": 0})
+	e := newEnv(t, map[string]any{"writers": 2})
 	for seed := uint64(1); seed <= 5; seed++ {
 		e.Reset(seed)
+		e.team[1].StyleFollowProb, e.team[1].StructureSlipProb, e.team[1].RetitleProb = 1, 0, 0
 		for k := range e.rfc.Units {
 			rng := rand.New(rand.NewPCG(seed, uint64(k)))
-			own := e.simulateUnit(1, k, false, rng)
-			if d := deviations(own, e.habits[1]); d != 0 && !knownRestyleCorner(e.rfc.Name) {
-				t.Errorf("seed %d unit %d: unread writer deviates from its own habits: %b", seed, k, d)
+			own, _ := e.write(1, k, false, knowledge{}, rng)
+			if d := deviations(own, e.team[1].Habits); d != 0 && !knownRestyleCorner(e.rfc.Name) {
+				t.Errorf("seed %d unit %d: writer without the guide deviates from its tier's habits: %b", seed, k, d)
 			}
 			if !outlineOK(own, e.rfc.Units[k].Headings) {
 				t.Errorf("seed %d unit %d: structure slip at rate 0", seed, k)
 			}
-			styled := e.simulateUnit(1, k, true, rng)
+			styled, _ := e.write(1, k, false, knowledge{styled: true}, rng)
 			if d := deviations(styled, e.house); d != 0 && !knownRestyleCorner(e.rfc.Name) {
 				t.Errorf("seed %d unit %d: styled writer deviates from the house: %b", seed, k, d)
 			}
 		}
 	}
-	slippy := newEnv(t, map[string]any{"structure_slip_prob": 1})
+	slippy := newEnv(t, nil)
 	slippy.Reset(1)
+	slippy.team[0].StructureSlipProb = 1
 	for k := range slippy.rfc.Units {
-		if text := slippy.simulateUnit(0, k, false, rand.New(rand.NewPCG(1, uint64(k)))); outlineOK(text, slippy.rfc.Units[k].Headings) {
+		if text, _ := slippy.write(0, k, false, knowledge{}, rand.New(rand.NewPCG(1, uint64(k)))); outlineOK(text, slippy.rfc.Units[k].Headings) {
 			t.Errorf("unit %d: no slip at rate 1", k)
 		}
 	}
@@ -571,6 +640,124 @@ func TestSimulatedHabits(t *testing.T) {
 	}
 	if _, err := e.Simulate(0, decWait, req, nil); err == nil {
 		t.Error("Simulate for wait: no error")
+	}
+}
+
+// A writer who drafts a unit without its dependencies in front of it
+// writes a term otherwise than the unit that introduced it, and restates a
+// paragraph of a unit it builds on; with them quoted it does neither. A
+// mention of a heading follows the heading the quoted unit really has.
+func TestDependencyFailures(t *testing.T) {
+	e := newEnv(t, map[string]any{"rfcs": []string{"3716-target-modifiers"}, "writers": 2})
+	e.Reset(1)
+	tier := &e.team[0]
+	tier.TermDriftProb, tier.RepeatProb, tier.RetitleProb, tier.StructureSlipProb = 1, 1, 0, 0
+	r := e.rfc
+	drifted, repeated := 0, 0
+	for k, u := range r.Units {
+		all := knowledge{texts: map[int]string{}}
+		for _, j := range u.DependsOn {
+			all.texts[j] = r.Units[j].Source
+		}
+		alone, rep := e.write(0, k, false, knowledge{}, rand.New(rand.NewPCG(1, uint64(k))))
+		informed, repInformed := e.write(0, k, false, all, rand.New(rand.NewPCG(1, uint64(k))))
+		if repInformed >= 0 {
+			t.Errorf("unit %d restates unit %d although it has it in front of it", k, repInformed)
+		}
+		if rep >= 0 {
+			repeated++
+			if !containsInt(u.BuildsOn, rep) {
+				t.Errorf("unit %d restates unit %d, which it does not build on", k, rep)
+			}
+			if p := restatable(r.Units[rep].Source); wordCount(alone) < wordCount(informed)+wordCount(p)/2 {
+				t.Errorf("unit %d: the restated paragraph is missing (%d words alone, %d informed)", k, wordCount(alone), wordCount(informed))
+			}
+		} else if len(u.BuildsOn) > 0 && restatable(r.Units[u.BuildsOn[0]].Source) != "" {
+			t.Errorf("unit %d builds on %v without their text but restates nothing at repeat_prob 1", k, u.BuildsOn)
+		}
+		for _, ti := range u.Uses {
+			term := r.Terms[ti]
+			if formIn(u.Source, term) != term.Form {
+				continue // the RFC itself writes it otherwise here
+			}
+			if f := formIn(informed, term); f != "" && f != term.Form {
+				t.Errorf("unit %d with %q's introducer in front of it wrote %q", k, term.Form, f)
+			}
+			if f := formIn(alone, term); f != "" && f != term.Form {
+				drifted++
+			}
+		}
+	}
+	if drifted == 0 || repeated == 0 {
+		t.Errorf("at drift and repeat probability 1: %d terms drifted, %d units restated", drifted, repeated)
+	}
+	// Cross-references follow the target's current heading when quoted.
+	for k, u := range r.Units {
+		for _, ref := range u.Refs {
+			target := r.Units[ref.Target]
+			if ref.Heading != len(target.Headings)-1 || target.Headings[ref.Heading].Level != 3 {
+				continue
+			}
+			renamed := retitleSubsection(target.Source, 0)
+			h := retitleForms[0](target.Headings[ref.Heading].Text)
+			kn := knowledge{texts: map[int]string{ref.Target: renamed}}
+			got, _ := e.write(0, k, false, kn, rand.New(rand.NewPCG(2, 2)))
+			if !strings.Contains(strings.ToLower(got), strings.ToLower(h)) {
+				t.Errorf("unit %d mentions unit %d, retitled %q, without the new heading", k, ref.Target, h)
+			}
+			old, _ := e.write(0, k, false, knowledge{}, rand.New(rand.NewPCG(2, 2)))
+			if strings.Contains(strings.ToLower(old), strings.ToLower(h)) {
+				t.Errorf("unit %d knows a heading it has not read", k)
+			}
+		}
+	}
+}
+
+// Simulate conditions on the request: the same unit written from a
+// prompt that quotes its dependencies and from one that does not differs
+// exactly as write says, and reading peers puts them in the prompt.
+func TestSimulateReadsThePrompt(t *testing.T) {
+	e := newEnv(t, oneTier(map[string]any{"rfcs": []string{"3716-target-modifiers"}, "writers": 2}))
+	e.Reset(3)
+	e.team[0].TermDriftProb, e.team[0].RepeatProb = 1, 1
+	e.team[1].TermDriftProb, e.team[1].RepeatProb = 1, 1
+	// Writer 1 drafts every unit that some unit builds on, in order.
+	var k int
+	for k = range e.rfc.Units {
+		if len(e.rfc.Units[k].BuildsOn) > 0 {
+			break
+		}
+	}
+	for _, j := range e.rfc.Units[k].DependsOn {
+		e.units[j].status, e.units[j].author, e.units[j].lastWriter = done, 1, 1
+		e.setText(j, e.rfc.Units[j].Source)
+		e.see(1, j)
+	}
+	e.refreshDefects()
+	e.reserve[0] = reservation{decision: decDraftNext, unit: k, ok: true}
+	before := e.Prompt(0, decDraftNext)
+	c0, err := e.Simulate(0, decDraftNext, before, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.restates(k, c0.Text) < 0 {
+		t.Errorf("unit %d drafted without reading restates nothing: %q", k, c0.Text)
+	}
+	for _, j := range e.rfc.Units[k].DependsOn {
+		e.see(0, j)
+	}
+	after := e.Prompt(0, decDraftNext)
+	for _, j := range e.rfc.Units[k].DependsOn {
+		if _, ok := quotedUnits(after.Messages[1].Content)[j]; !ok {
+			t.Errorf("after reading, the prompt for unit %d does not quote its dependency %d", k, j)
+		}
+	}
+	c1, _ := e.Simulate(0, decDraftNext, after, rand.New(rand.NewPCG(1, 1)))
+	if j := e.restates(k, c1.Text); j >= 0 || c1.Text == c0.Text {
+		t.Errorf("unit %d drafted after reading still restates unit %d", k, j)
+	}
+	if promptTokens(after) <= promptTokens(before) {
+		t.Errorf("quoting the dependencies cost nothing: %d vs %d prompt tokens", promptTokens(after), promptTokens(before))
 	}
 }
 
@@ -617,7 +804,7 @@ func TestState(t *testing.T) {
 	if len(s) != e.Spec().StateSize {
 		t.Fatalf("state %d, want %d", len(s), e.Spec().StateSize)
 	}
-	o := 2 + stateAgentWidth*3
+	o := 4 + stateAgentWidth*3
 	present := 0
 	for k := 0; k < e.maxUnits; k++ {
 		if s[o+k*stateUnitWidth] == 1 {
@@ -633,15 +820,15 @@ func TestState(t *testing.T) {
 	pol, _ := e.Baseline(BaselineParallelNaive)
 	res := runSim(t, e, 2, actOf(t, pol))
 	s = e.State()
-	deviating := 0
+	defective := 0
 	for k := range e.rfc.Units {
 		if s[o+k*stateUnitWidth+3] != 1 {
 			t.Errorf("unit %d not done at the end", k)
 		}
-		deviating += int(s[o+k*stateUnitWidth+6])
+		defective += int(s[o+k*stateUnitWidth+6])
 	}
-	if c := consistencyOf(t, res.Artifacts[core.ArtifactDocument])["consistency"]; deviating == 0 || c >= 1 {
-		t.Errorf("naive team: %d deviating units, consistency %v", deviating, c)
+	if c := consistencyOf(t, res.Artifacts[core.ArtifactDocument])["consistency"]; defective == 0 || defective != e.Defects() || c >= 1 {
+		t.Errorf("naive team: %d defective units in the state, %d by Defects, consistency %v", defective, e.Defects(), c)
 	}
 }
 
@@ -651,12 +838,17 @@ func TestBaselines(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		b, _ := e.Baseline(BaselineSOP)
 		res := runSim(t, e, seed, actOf(t, b))
-		if res.Metrics[metricEdits] != res.Metrics[metricUnits] || res.Metrics[metricReads] != 5 {
-			t.Errorf("sop: %v edits for %v units, %v reads", res.Metrics[metricEdits], res.Metrics[metricUnits], res.Metrics[metricReads])
+		if res.Metrics[metricReads] != 10 {
+			t.Errorf("sop: %v reads, want 10 (style and peers, once each)", res.Metrics[metricReads])
 		}
 		for k := range e.units {
-			if u := &e.units[k]; u.edits != 1 || u.lastWriter == u.author {
+			if u := &e.units[k]; u.edits > 0 && u.lastWriter == u.author {
 				t.Errorf("sop unit %d: %d edits, author %d, last writer %d", k, u.edits, u.author, u.lastWriter)
+			}
+		}
+		for i := range e.agents {
+			if e.agents[i].peerReads != 1 || !e.agents[i].read {
+				t.Errorf("sop writer %d: %d peer reads, read the style %v", i, e.agents[i].peerReads, e.agents[i].read)
 			}
 		}
 		b, _ = e.Baseline(BaselineParallelNaive)

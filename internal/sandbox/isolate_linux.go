@@ -436,7 +436,10 @@ func (s *Sandbox) isolatedCommand(dir string, hostID int, userNS, probe bool) (*
 		Binds: systemBinds, ExtraBinds: c.ReadOnlyPaths,
 		DropUID: -1, DropGID: -1,
 		Rlimits: []rlimit{
-			{syscall.RLIMIT_CPU, cpu, cpu + 1},
+			// Soft = hard: the program is its namespace's PID 1, which
+			// ignores the soft limit's SIGXCPU, so the kernel's SIGKILL at
+			// the hard limit is what ends it (classified as cpu_limit).
+			{syscall.RLIMIT_CPU, cpu, cpu},
 			{syscall.RLIMIT_FSIZE, c.FileSizeBytes, c.FileSizeBytes},
 			{syscall.RLIMIT_NOFILE, c.OpenFiles, c.OpenFiles},
 			{rlimitNproc, c.Processes, c.Processes},

@@ -154,6 +154,10 @@ type Spec struct {
 type RewardSpec struct {
 	Name       string   `json:"name"`
 	Components []string `json:"components"`
+	// Metrics names the episode metrics the reward needs
+	// (core.MetricReader); absent or empty declares none, which is how
+	// modules written before the field behave.
+	Metrics []string `json:"metrics,omitempty"`
 }
 
 // SimulateCall is the JSON input of the simulate export.

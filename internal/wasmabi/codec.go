@@ -149,10 +149,12 @@ func (r *Reader) Bytes(what string) []byte {
 	return slices.Clone(b)
 }
 
-// End records an error if bytes are left over.
-func (r *Reader) End(what string) {
+// End records an error if bytes are left over. The error does not name
+// what was read: the decoder that reads it wraps every error of its Reader
+// with that name once.
+func (r *Reader) End() {
 	if r.Err == nil && r.Off != len(r.B) {
-		r.Err = fmt.Errorf("%s: %d unexpected bytes after byte %d", what, len(r.B)-r.Off, r.Off)
+		r.Err = fmt.Errorf("%d unexpected bytes after byte %d", len(r.B)-r.Off, r.Off)
 	}
 }
 
@@ -457,7 +459,7 @@ func DecodeObservations(b []byte, sh Shape) ([]core.Observation, error) {
 func decodeObservations(b []byte, sh Shape, slab *Slab) ([]core.Observation, error) {
 	r := Reader{B: b, slab: slab}
 	obs := r.Observations(sh)
-	r.End("observations")
+	r.End()
 	if r.Err != nil {
 		return nil, fmt.Errorf("observations: %w", r.Err)
 	}
@@ -543,7 +545,7 @@ func decodeStepResult(b []byte, sh Shape, slab *Slab) (core.StepResult, error) {
 			res.Artifacts[k] = r.Bytes("artifact data")
 		}
 	}
-	r.End("step result")
+	r.End()
 	if r.Err != nil {
 		return core.StepResult{}, fmt.Errorf("step result: %w", r.Err)
 	}
@@ -601,7 +603,7 @@ func DecodeFloats(b []byte, want int) ([]float64, error) {
 		getFloats(v, r.B[r.Off:])
 		r.Off += 8 * n
 	}
-	r.End("state")
+	r.End()
 	if r.Err != nil {
 		return nil, fmt.Errorf("state: %w", r.Err)
 	}
@@ -631,7 +633,7 @@ func DecodeDecisions(b []byte, want int) ([]int, error) {
 			d[i] = int(r.I32("decision"))
 		}
 	}
-	r.End("decisions")
+	r.End()
 	if r.Err != nil {
 		return nil, fmt.Errorf("baseline decisions: %w", r.Err)
 	}
@@ -650,7 +652,7 @@ func DecodeBaselineCall(b []byte, sh Shape) (string, []core.Observation, error) 
 	r := Reader{B: b}
 	name := r.Str("baseline name")
 	obs := r.Observations(sh)
-	r.End("baseline call")
+	r.End()
 	if r.Err != nil {
 		return "", nil, fmt.Errorf("baseline call: %w", r.Err)
 	}
@@ -733,7 +735,7 @@ func DecodeEpisode(b []byte) (*core.Episode, error) {
 			ep.Artifacts[k] = r.Bytes("artifact data")
 		}
 	}
-	r.End("episode")
+	r.End()
 	if r.Err != nil {
 		return nil, fmt.Errorf("episode: %w", r.Err)
 	}
@@ -752,7 +754,7 @@ func DecodeScore(b []byte) (components, metrics map[string]float64, err error) {
 	r := Reader{B: b}
 	components = r.Metrics("component count")
 	metrics = r.Metrics("metric count")
-	r.End("score")
+	r.End()
 	if r.Err != nil {
 		return nil, nil, fmt.Errorf("score: %w", r.Err)
 	}

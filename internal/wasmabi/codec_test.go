@@ -234,3 +234,51 @@ func TestAppendStepResultAllocatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// repeatedPrefix returns the first "x: x:" in msg, or "".
+func repeatedPrefix(msg string) string {
+	parts := strings.Split(msg, ": ")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] == parts[i-1] {
+			return parts[i] + ": " + parts[i]
+		}
+	}
+	return ""
+}
+
+// Every decoder names what it reads once: a trailing byte is reported as
+// "step result: 1 unexpected bytes …", not "step result: step result: …".
+func TestDecodeErrorsNameOnce(t *testing.T) {
+	in := sampleStep()
+	step, _ := AppendStepResult(nil, &in, shape)
+	obs, _ := AppendObservations(nil, in.Observations, shape)
+	call, _ := AppendBaselineCall(nil, "sop", in.Observations, shape)
+	cases := map[string]func() error{
+		"step result": func() error { _, err := DecodeStepResult(append(step, 0), shape); return err },
+		"observations": func() error {
+			_, err := DecodeObservations(append(obs, 0), shape)
+			return err
+		},
+		"state":              func() error { _, err := DecodeFloats(append(AppendFloats(nil, []float64{1}), 0), 1); return err },
+		"baseline decisions": func() error { _, err := DecodeDecisions(append(AppendDecisions(nil, []int{1}), 0), 1); return err },
+		"baseline call":      func() error { _, _, err := DecodeBaselineCall(append(call, 0), shape); return err },
+		"episode":            func() error { _, err := DecodeEpisode(append(AppendEpisode(nil, sampleEpisode()), 0)); return err },
+		"score": func() error {
+			_, _, err := DecodeScore(append(AppendScore(nil, map[string]float64{"q": 1}, nil), 0))
+			return err
+		},
+	}
+	for what, decode := range cases {
+		err := decode()
+		if err == nil || !strings.HasPrefix(err.Error(), what+": 1 unexpected bytes after byte ") {
+			t.Errorf("%s with a trailing byte: %v; want %q first", what, err, what+": 1 unexpected bytes")
+			continue
+		}
+		if r := repeatedPrefix(err.Error()); r != "" {
+			t.Errorf("%s: %q repeats %q", what, err, r)
+		}
+	}
+	if r := repeatedPrefix("step result: step result: 1 unexpected bytes"); r != "step result: step result" {
+		t.Errorf("repeatedPrefix misses a doubled prefix: %q", r)
+	}
+}

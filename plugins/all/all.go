@@ -1,7 +1,7 @@
 // Package all registers every built-in of troupe when imported: the envs
-// (builtin:coding, builtin:lbf, builtin:matrix, builtin:writing), the reward
-// functions of package rewards, and the loaders of the "wasm" and "grpc"
-// schemes. It lives under plugins/ because it is the table of sources an
+// (builtin:classeval, builtin:coding, builtin:lbf, builtin:matrix,
+// builtin:writing), the reward functions of package rewards, and the
+// loaders of the "wasm" and "grpc" schemes. It lives under plugins/ because it is the table of sources an
 // agentfile can name, as telegraf's plugins/inputs/all is the table of its
 // inputs; import it wherever the full set is wanted (the troupe command, the
 // bench, the example-agentfile test):
@@ -12,6 +12,7 @@
 package all
 
 import (
+	_ "github.com/troupe-dev/troupe/envs/classeval"
 	_ "github.com/troupe-dev/troupe/envs/coding"
 	_ "github.com/troupe-dev/troupe/envs/lbf"
 	_ "github.com/troupe-dev/troupe/envs/matrix"

@@ -22,6 +22,17 @@ type Loader struct {
 	Logger *slog.Logger
 }
 
+// SandboxDefaults returns sb with a zero CallTimeout replaced by
+// DefaultCallTimeout, the limit a plugin loaded with sb runs under
+// (core.SandboxDefaulter). MemoryLimitMiB and ReadOnlyDirs do not apply to
+// plugin processes and are left as they are.
+func (*Loader) SandboxDefaults(sb core.Sandbox) core.Sandbox {
+	if sb.CallTimeout == 0 {
+		sb.CallTimeout = DefaultCallTimeout
+	}
+	return sb
+}
+
 func (l *Loader) logger() *slog.Logger {
 	if l.Logger != nil {
 		return l.Logger

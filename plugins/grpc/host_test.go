@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -490,6 +491,10 @@ func TestRewardPlugin(t *testing.T) {
 	defer rf.(interface{ Close() error }).Close()
 	if rf.Name() != "counter.sum" || strings.Join(rf.Components(), ",") != "total" {
 		t.Fatalf("reward %q %v", rf.Name(), rf.Components())
+	}
+	// The metrics the reward needs travel in RewardInfo.metrics.
+	if got := core.RequiredMetricsOf(rf); !slices.Equal(got, []string{"total"}) {
+		t.Fatalf("required metrics %v, want [total] as the plugin declares", got)
 	}
 	var wg sync.WaitGroup
 	for i := range 16 {

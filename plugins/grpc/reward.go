@@ -31,7 +31,7 @@ func (l *Loader) LoadReward(ctx context.Context, ref core.SourceRef) (core.Rewar
 		proc.kill(false)
 		return nil, fmt.Errorf("%s: the plugin's reward function has an empty name", cfg.label)
 	}
-	r.name, r.components = info.GetName(), info.GetComponents()
+	r.name, r.components, r.metrics = info.GetName(), info.GetComponents(), info.GetMetrics()
 	r.proc, r.client = proc, client
 	return r, nil
 }
@@ -41,6 +41,7 @@ type remoteReward struct {
 	cfg        *pluginConfig
 	name       string
 	components []string
+	metrics    []string // the metrics the reward needs (RewardInfo.metrics)
 
 	mu     sync.Mutex
 	proc   *process // nil after a failure; the next Score restarts
@@ -62,16 +63,21 @@ func (r *remoteReward) start() (*process, pb.RewardClient, *pb.RewardInfo, error
 		proc.kill(false)
 		return nil, nil, nil, err
 	}
-	if r.name != "" && (info.GetName() != r.name || !slices.Equal(info.GetComponents(), r.components)) {
+	if r.name != "" && (info.GetName() != r.name || !slices.Equal(info.GetComponents(), r.components) || !slices.Equal(info.GetMetrics(), r.metrics)) {
 		proc.kill(false)
-		return nil, nil, nil, fmt.Errorf("%s: the restarted plugin describes a different reward function (was %s %v, now %s %v)",
-			proc.describe(), r.name, r.components, info.GetName(), info.GetComponents())
+		return nil, nil, nil, fmt.Errorf("%s: the restarted plugin describes a different reward function (was %s %v needing %v, now %s %v needing %v)",
+			proc.describe(), r.name, r.components, r.metrics, info.GetName(), info.GetComponents(), info.GetMetrics())
 	}
 	return proc, client, info, nil
 }
 
 // Name returns the name the plugin's reward function reports.
 func (r *remoteReward) Name() string { return r.name }
+
+// RequiredMetrics returns the episode metrics the plugin's reward function
+// declared it needs (none from a plugin built before the field), which the
+// runtime checks against the env's before training (core.MetricReader).
+func (r *remoteReward) RequiredMetrics() []string { return slices.Clone(r.metrics) }
 
 // Components returns the component names the plugin reported at load.
 func (r *remoteReward) Components() []string { return slices.Clone(r.components) }

@@ -322,7 +322,7 @@ func (s *rewardServer) Open(_ context.Context, req *pb.OpenRequest) (_ *pb.Rewar
 		return nil, status.Error(codes.Internal, "reward factory returned a nil reward function and no error")
 	}
 	s.rf = rf
-	return &pb.RewardInfo{Name: rf.Name(), Components: rf.Components()}, nil
+	return &pb.RewardInfo{Name: rf.Name(), Components: rf.Components(), Metrics: core.RequiredMetricsOf(rf)}, nil
 }
 
 func (s *rewardServer) Score(_ context.Context, req *pb.ScoreRequest) (_ *pb.ScoreReply, err error) {

@@ -3,6 +3,8 @@ package wasm
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,7 +27,7 @@ func TestBaselineFaults(t *testing.T) {
 		kept    bool // the instance survives
 	}{
 		{name: "go env error", fault: "error", want: "wasm module faultgo.wasm: baseline: failed: faultgo: deliberate error", code: -1, kept: true},
-		{name: "go panic", fault: "panic", want: "wasm module faultgo.wasm: baseline: panic: panic: faultgo: deliberate panic", code: -6},
+		{name: "go panic", fault: "panic", want: "wasm module faultgo.wasm: baseline: panic: faultgo: deliberate panic (at main.misbehave main.go:", code: -6},
 		{name: "go exit", fault: "exit", want: "baseline: the module exited with code 3"},
 		{name: "go infinite loop", fault: "loop", sandbox: core.Sandbox{CallTimeout: 300 * time.Millisecond}, want: "baseline: timed out after 300ms"},
 	} {
@@ -111,6 +113,35 @@ func TestBaselineFaultFailsEpisode(t *testing.T) {
 		}
 		if err == nil || !res.Failed || !strings.Contains(res.Reason, want) || !strings.Contains(err.Error(), want) {
 			t.Fatalf("fault %s: failed %v, reason %q, err %v; want the reason to contain %q", fault, res.Failed, res.Reason, err, want)
+		}
+	}
+}
+
+// A Go guest's panic is reported as its value and the panicking frame
+// (function, file name, line), without the stack or build paths; the
+// stack goes to the log at debug level only.
+func TestGuestPanicStackOnlyAtDebug(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		var log syncBuffer
+		l := NewLoader(Options{CacheDir: filepath.Join(modDir, "cache"),
+			Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: level}))})
+		src, err := l.loadEnvSource(context.Background(), core.SourceRef{Scheme: "wasm", Path: mod("faultgo.wasm"), Params: map[string]any{"fault": "panic"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := startEnv(t, src)
+		if _, err := env.Reset(1); err != nil {
+			t.Fatal(err)
+		}
+		_, err = env.Step([]core.Action{{Decision: 1}, {Decision: 0}})
+		want := "wasm module faultgo.wasm: step: panic: faultgo: deliberate panic (at main.misbehave main.go:"
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.ContainsAny(err.Error(), "\n/") {
+			t.Fatalf("error %q; want one line beginning %q, no stack, no paths", err, want)
+		}
+		src.Close()
+		logged := strings.Contains(log.String(), "guest panic stack") && strings.Contains(log.String(), "goroutine")
+		if logged != (level == slog.LevelDebug) {
+			t.Errorf("at level %v the stack was logged: %v; want only at debug:\n%s", level, logged, log.String())
 		}
 	}
 }

@@ -236,6 +236,14 @@ func (in *instance) call(what string, f api.Function, a0, a1 uint64) (int, error
 	}
 	if r < 0 {
 		msg := wasmabi.DecodeError(in.buf)
+		if r == wasmabi.CodePanic {
+			// A Go guest's panic: the value and the panicking frame, then
+			// the stack, which only the debug log gets.
+			if head, stack, ok := strings.Cut(msg, "\n\n"); ok {
+				msg = head
+				in.m.log.logger.Debug("wasm "+in.m.name+": guest panic stack", "module", in.m.name, "call", what, "stack", stack)
+			}
+		}
 		e := &CallError{Module: in.m.name, Call: what, Code: r, Reason: wasmabi.CodeName(r) + ": " + msg}
 		if wasmabi.FatalCode(r) {
 			e.Discarded = true

@@ -58,6 +58,19 @@ const (
 	DefaultCallTimeout    = 5 * time.Second
 )
 
+// SandboxDefaults returns sb with a zero MemoryLimitMiB and CallTimeout
+// replaced by DefaultMemoryLimitMiB and DefaultCallTimeout: the limits a
+// module loaded with sb runs under (core.SandboxDefaulter).
+func (*Loader) SandboxDefaults(sb core.Sandbox) core.Sandbox {
+	if sb.MemoryLimitMiB == 0 {
+		sb.MemoryLimitMiB = DefaultMemoryLimitMiB
+	}
+	if sb.CallTimeout == 0 {
+		sb.CallTimeout = DefaultCallTimeout
+	}
+	return sb
+}
+
 // CacheDirEnv names the environment variable that overrides the default
 // compilation cache directory; the value "off" disables the disk cache.
 const CacheDirEnv = "TROUPE_WASM_CACHE"

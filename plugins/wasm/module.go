@@ -90,14 +90,8 @@ func (l *Loader) compile(ctx context.Context, ref core.SourceRef) (*module, erro
 		return nil, fmt.Errorf("wasm module %s: %w", m.name, err.(*core.SettingError).In("sandbox"))
 	}
 	m.sha256 = sha256hex(bin)
-	m.memMiB = ref.Sandbox.MemoryLimitMiB
-	if m.memMiB == 0 {
-		m.memMiB = DefaultMemoryLimitMiB
-	}
-	m.timeout = ref.Sandbox.CallTimeout
-	if m.timeout == 0 {
-		m.timeout = DefaultCallTimeout
-	}
+	sb := l.SandboxDefaults(ref.Sandbox)
+	m.memMiB, m.timeout = sb.MemoryLimitMiB, sb.CallTimeout
 	for _, d := range m.roDirs {
 		if !filepath.IsAbs(d) {
 			return nil, fmt.Errorf("wasm module %s: sandbox read-only dir %q: want an absolute path", m.name, d)

@@ -21,13 +21,17 @@ type RewardFunc struct {
 	specJSON   []byte
 	name       string
 	components []string
+	metrics    []string
 
 	mu     sync.Mutex
 	idle   []*instance
 	closed bool
 }
 
-var _ core.RewardFunc = (*RewardFunc)(nil)
+var (
+	_ core.RewardFunc   = (*RewardFunc)(nil)
+	_ core.MetricReader = (*RewardFunc)(nil)
+)
 
 // maxIdle bounds the instances a reward function keeps between calls.
 func maxIdle() int { return 2 * runtime.GOMAXPROCS(0) }
@@ -53,7 +57,7 @@ func newRewardFunc(ctx context.Context, m *module, params map[string]any) (*Rewa
 		return nil, err
 	}
 	return &RewardFunc{m: m, params: p, specJSON: raw, name: spec.Reward.Name,
-		components: spec.Reward.Components, idle: []*instance{in}}, nil
+		components: spec.Reward.Components, metrics: spec.Reward.Metrics, idle: []*instance{in}}, nil
 }
 
 // Name returns the name the module reported.
@@ -61,6 +65,11 @@ func (r *RewardFunc) Name() string { return r.name }
 
 // Components returns the component names the module reported.
 func (r *RewardFunc) Components() []string { return slices.Clone(r.components) }
+
+// RequiredMetrics returns the episode metrics the module declared it needs
+// (its spec's "reward.metrics"; none when absent), which the runtime
+// checks against the env's before training (core.MetricReader).
+func (r *RewardFunc) RequiredMetrics() []string { return slices.Clone(r.metrics) }
 
 func (r *RewardFunc) get() (*instance, error) {
 	r.mu.Lock()

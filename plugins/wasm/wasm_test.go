@@ -237,7 +237,7 @@ func TestFaults(t *testing.T) {
 		kept    bool // the instance survives
 	}{
 		{name: "go panic", module: "faultgo.wasm", params: map[string]any{"fault": "panic"}, actions: act,
-			want: []string{"wasm module faultgo.wasm: step: panic: panic: faultgo: deliberate panic"}, code: -6},
+			want: []string{"wasm module faultgo.wasm: step: panic: faultgo: deliberate panic (at main.misbehave main.go:"}, code: -6},
 		{name: "go infinite loop", module: "faultgo.wasm", params: map[string]any{"fault": "loop"}, actions: act,
 			sandbox: core.Sandbox{CallTimeout: 300 * time.Millisecond}, want: []string{"step: timed out after 300ms"}},
 		{name: "go out of memory", module: "faultgo.wasm", params: map[string]any{"fault": "oom"}, actions: act,
@@ -433,6 +433,19 @@ func TestRewardConcurrentAndFaults(t *testing.T) {
 	if rf.Name() != "faultgo.return" || !reflect.DeepEqual(rf.Components(), []string{"quality"}) {
 		t.Fatalf("reward %q %v", rf.Name(), rf.Components())
 	}
+	// A reward that declares no metrics has none; one that does has them
+	// through the spec's "reward.metrics".
+	if got := core.RequiredMetricsOf(rf); got != nil {
+		t.Fatalf("required metrics %v, want none", got)
+	}
+	needs, err := testLoad.LoadRewardFunc(ctx, core.SourceRef{Path: mod("faultgo.wasm"), Params: map[string]any{"needs": []any{"return", "makespan_s"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer needs.Close()
+	if got := core.RequiredMetricsOf(needs); !reflect.DeepEqual(got, []string{"return", "makespan_s"}) {
+		t.Fatalf("required metrics %v, want [return makespan_s] as the module declares", got)
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for g := range 6 {
@@ -471,7 +484,7 @@ func TestRewardConcurrentAndFaults(t *testing.T) {
 	defer bad.Close()
 	for range 2 {
 		_, _, err := bad.Score(&core.Episode{})
-		if err == nil || !strings.Contains(err.Error(), "score: panic: panic: faultgo: deliberate panic") {
+		if err == nil || !strings.Contains(err.Error(), "score: panic: faultgo: deliberate panic (at main.misbehave main.go:") {
 			t.Fatalf("panicking reward: %v", err)
 		}
 	}

@@ -41,7 +41,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path"
+	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/internal/wasmabi"
@@ -138,11 +141,34 @@ func (s *server) grow(n int) int32 {
 	return 0
 }
 
-// guard turns a panic in the plugin's code into CodePanic with the panic
-// value and stack as the message; use as defer s.guard(&ret).
+// guard turns a panic in the plugin's code into CodePanic; use as defer
+// s.guard(&ret). The message is the panic value and where it happened
+// (function, file name and line: no build paths), then, after a blank
+// line, the full stack, which the host logs only at debug level.
 func (s *server) guard(ret *int32) {
 	if v := recover(); v != nil {
-		*ret = s.fail(wasmabi.CodePanic, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+		*ret = s.fail(wasmabi.CodePanic, fmt.Errorf("%v%s\n\n%s", v, panicSite(), debug.Stack()))
+	}
+}
+
+// panicSite returns " (at FUNC FILE:LINE)" for the frame that panicked:
+// the first frame outside the runtime below runtime.gopanic; "" if none is
+// found. Called from guard's deferred recover.
+func panicSite() string {
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	panicking := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			panicking = true
+		case panicking && !strings.HasPrefix(f.Function, "runtime."):
+			return fmt.Sprintf(" (at %s %s:%d)", f.Function, path.Base(f.File), f.Line)
+		}
+		if !more {
+			return ""
+		}
 	}
 }
 
@@ -213,7 +239,7 @@ func (s *server) open(kind, n int) (ret int32) {
 				return s.fail(wasmabi.CodeFailed, err)
 			}
 			s.reward = r
-			spec.Reward = &wasmabi.RewardSpec{Name: r.Name(), Components: r.Components()}
+			spec.Reward = &wasmabi.RewardSpec{Name: r.Name(), Components: r.Components(), Metrics: core.RequiredMetricsOf(r)}
 		}
 	}
 	js, err := json.Marshal(spec)

@@ -19,6 +19,7 @@ type fakeEnv struct {
 	text    string // observation text
 	t       int
 	panicAt int
+	nilMap  bool // panic at panicAt with a runtime error, not panic("boom")
 }
 
 func (e *fakeEnv) Spec() core.EnvSpec {
@@ -36,6 +37,10 @@ func (e *fakeEnv) Reset(seed uint64) ([]core.Observation, error) {
 func (e *fakeEnv) Step(a []core.Action) (core.StepResult, error) {
 	e.t++
 	if e.t == e.panicAt {
+		if e.nilMap {
+			var m map[string]int
+			m["x"] = 1
+		}
 		panic("boom")
 	}
 	if a[0].Decision > 1 {
@@ -182,8 +187,23 @@ func TestPanicIsCaught(t *testing.T) {
 	s.open(openEnv, 0)
 	s.resetEnv(0)
 	r := s.step(s.put(t, wasmabi.AppendActions(nil, make([]core.Action, 2))))
-	if r != wasmabi.CodePanic || !strings.HasPrefix(errMsg(s), "panic: boom\n") || !strings.Contains(errMsg(s), "goroutine") {
-		t.Fatalf("panic: %d %q", r, errMsg(s))
+	// The first line is the value and the panicking frame (file name, no
+	// directory); the stack follows after a blank line, for the host's
+	// debug log.
+	head, stack, ok := strings.Cut(errMsg(s), "\n\n")
+	want := "boom (at github.com/troupe-dev/troupe/sdk/wasmguest.(*fakeEnv).Step wasmguest_test.go:"
+	if r != wasmabi.CodePanic || !ok || !strings.HasPrefix(head, want) || strings.Contains(head, "\n") || !strings.Contains(stack, "goroutine") {
+		t.Fatalf("panic: %d %q; want a first line beginning %q, then the stack", r, errMsg(s), want)
+	}
+	// A runtime error (nil map write) names the user's frame, not the
+	// runtime's.
+	s = newTestServer(&fakeEnv{panicAt: 1, nilMap: true})
+	s.open(openEnv, 0)
+	s.resetEnv(0)
+	s.step(s.put(t, wasmabi.AppendActions(nil, make([]core.Action, 2))))
+	head, _, _ = strings.Cut(errMsg(s), "\n\n")
+	if want := "assignment to entry in nil map (at github.com/troupe-dev/troupe/sdk/wasmguest.(*fakeEnv).Step wasmguest_test.go:"; !strings.HasPrefix(head, want) {
+		t.Fatalf("runtime panic: %q; want a first line beginning %q", head, want)
 	}
 }
 

@@ -1183,9 +1183,13 @@ func (*CloseReply) Descriptor() ([]byte, []int) {
 
 // RewardInfo describes a reward function.
 type RewardInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Components    []string               `protobuf:"bytes,2,rep,name=components,proto3" json:"components,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Name       string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Components []string               `protobuf:"bytes,2,rep,name=components,proto3" json:"components,omitempty"`
+	// The episode metrics the reward needs (core.MetricReader), which the
+	// host checks against the env's before training. Empty declares none,
+	// as a plugin built before the field does; an older host ignores it.
+	Metrics       []string `protobuf:"bytes,3,rep,name=metrics,proto3" json:"metrics,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1230,6 +1234,13 @@ func (x *RewardInfo) GetName() string {
 func (x *RewardInfo) GetComponents() []string {
 	if x != nil {
 		return x.Components
+	}
+	return nil
+}
+
+func (x *RewardInfo) GetMetrics() []string {
+	if x != nil {
+		return x.Metrics
 	}
 	return nil
 }
@@ -1528,13 +1539,14 @@ const file_troupe_proto_rawDesc = "" +
 	"\tdecisions\x18\x01 \x03(\x03R\tdecisions\"\x0e\n" +
 	"\fCloseRequest\"\f\n" +
 	"\n" +
-	"CloseReply\"@\n" +
+	"CloseReply\"Z\n" +
 	"\n" +
 	"RewardInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1e\n" +
 	"\n" +
 	"components\x18\x02 \x03(\tR\n" +
-	"components\"\x8d\x04\n" +
+	"components\x12\x18\n" +
+	"\ametrics\x18\x03 \x03(\tR\ametrics\"\x8d\x04\n" +
 	"\aEpisode\x12\x10\n" +
 	"\x03env\x18\x01 \x01(\tR\x03env\x12\x12\n" +
 	"\x04seed\x18\x02 \x01(\x04R\x04seed\x12\x14\n" +

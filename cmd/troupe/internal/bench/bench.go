@@ -260,6 +260,17 @@ func agentfileExists(path, flag string) error {
 }
 
 // checks judges the report against issue 7's "done when" figures.
+// Failed returns the checks that did not pass.
+func (r *Report) Failed() []Check {
+	var out []Check
+	for _, c := range r.Checks {
+		if !c.Pass {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func (r *Report) checks() []Check {
 	var cs []Check
 	// The Wasm figure judges the ABI and the host, so it is taken with a

@@ -178,7 +178,7 @@ func RecordWritingTrajectories(episodes int) ([]Trajectory, error) {
 					}
 					acts[i].Text = c.Text
 					acts[i].Usage = core.Usage{PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens,
-						Latency: e.Latency(c.PromptTokens, c.CompletionTokens), Backend: "sim"}
+						Latency: e.Latency(i, c.PromptTokens, c.CompletionTokens), Backend: "sim"}
 				}
 			}
 			res, err := e.Step(acts)

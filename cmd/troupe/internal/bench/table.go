@@ -94,18 +94,24 @@ func (r Report) WriteTable(w io.Writer) error {
 	if t := r.Target; t != nil {
 		fmt.Fprintf(w, "\ntime to target: troupe train on %s (%d workers) until consistency ≥ %.3g and speedup ≥ %.3g on %d eval seeds, evaluated every %d iterations\n",
 			t.Agentfile, t.Workers, t.TargetConsistency, t.TargetSpeedup, t.EvalEpisodes, t.EvalEvery)
-		p("iteration\ttraining s\tconsistency\tspeedup\t\n")
+		p("iteration\ttraining s\tconsistency\tspeedup\tfailed\t\n")
 		for _, h := range t.History {
-			p("%d\t%.1f\t%.4f\t%.2f\t\n", h.Iteration, h.TrainWallS, h.Consistency, h.Speedup)
+			p("%d\t%.1f\t%.4f\t%.2f\t%d/%d\t\n", h.Iteration, h.TrainWallS, h.Consistency, h.Speedup, h.FailedEpisodes, h.Episodes)
 		}
 		tw.Flush()
 		if t.Reached {
 			fmt.Fprintf(w, "  reached at iteration %d after %.1f s of training (%.1f s with the suite's evaluations)\n", t.Iterations, t.TrainWallS, t.TotalWallS)
 		} else {
 			fmt.Fprintf(w, "  NOT reached in %d iterations (%.1f s of training)\n", t.Iterations, t.TrainWallS)
+			if t.NotReachedForFailures {
+				fmt.Fprintf(w, "  (the means met the targets at some evaluation, but episodes failed there: a target is reached only with every episode scored)\n")
+			}
+		}
+		if t.ReferenceFailedEpisodes > 0 {
+			fmt.Fprintf(w, "  the reference baseline failed %d of %d episodes; its mean makespan is over the others\n", t.ReferenceFailedEpisodes, t.EvalEpisodes)
 		}
 		if c := t.Confirm; c != nil {
-			fmt.Fprintf(w, "  on the agentfile's %d eval seeds: consistency %.4f, speedup %.2f\n", c.Episodes, c.Consistency, c.Speedup)
+			fmt.Fprintf(w, "  on the agentfile's %d eval seeds: consistency %.4f, speedup %.2f, %d failed\n", c.Episodes, c.Consistency, c.Speedup, c.FailedEpisodes)
 		}
 	}
 	if len(r.Skipped) > 0 {

@@ -27,6 +27,16 @@ type TargetPoint struct {
 	Consistency float64 `json:"consistency"`
 	Speedup     float64 `json:"speedup"`
 	Episodes    int     `json:"episodes"`
+	// FailedEpisodes counts the policy's evaluation episodes that failed
+	// (a crash, a plugin fault); consistency and speedup are means over
+	// the others. A point with failed episodes does not reach the targets,
+	// whatever its means.
+	FailedEpisodes int `json:"failed_episodes"`
+}
+
+// meets reports whether p reaches both targets with every episode scored.
+func (p TargetPoint) meets() bool {
+	return p.FailedEpisodes == 0 && p.Consistency >= TargetConsistency && p.Speedup >= TargetSpeedup
 }
 
 // TargetResult is the time-to-target section.
@@ -39,10 +49,19 @@ type TargetResult struct {
 	EvalEvery         int     `json:"eval_every"`
 	EvalEpisodes      int     `json:"eval_episodes"`
 	EvalSeed          uint64  `json:"eval_seed"`
-	// Reached says whether both targets were met; Iterations is the
-	// iteration at which they first were (or the last one run).
+	// Reached says whether both targets were met with no evaluation
+	// episode failed; Iterations is the iteration at which they first
+	// were (or the last one run).
 	Reached    bool `json:"reached"`
 	Iterations int  `json:"iterations"`
+	// FailedEpisodes is the last evaluation's failed episodes, and
+	// ReferenceFailedEpisodes the reference baseline's (its mean makespan
+	// is over the others). NotReachedForFailures says the means met the
+	// targets at some evaluation but failed episodes kept it from
+	// counting.
+	FailedEpisodes          int  `json:"failed_episodes"`
+	ReferenceFailedEpisodes int  `json:"reference_failed_episodes"`
+	NotReachedForFailures   bool `json:"not_reached_for_failures,omitempty"`
 	// TrainWallS is what `troupe train` would have spent to get there:
 	// building the setup and the trainer plus the iterations; EvalWallS
 	// is the suite's own evaluations (not part of training), TotalWallS
@@ -76,7 +95,9 @@ type TargetOptions struct {
 // greedy policy every EvalEvery iterations on EvalEpisodes evaluation
 // seeds, and stops at the first evaluation where consistency ≥
 // TargetConsistency and speedup (single_agent makespan ÷ the policy's, on
-// the same seeds) ≥ TargetSpeedup.
+// the same seeds) ≥ TargetSpeedup with no evaluation episode failed
+// (failed episodes are counted at every evaluation, never dropped: means
+// over the surviving episodes alone do not reach the targets).
 func MeasureTimeToTarget(ctx context.Context, path string, to TargetOptions) (r TargetResult, err error) {
 	r = TargetResult{Agentfile: path, TargetConsistency: TargetConsistency, TargetSpeedup: TargetSpeedup,
 		EvalEvery: max(1, to.EvalEvery), EvalEpisodes: to.EvalEpisodes, Load1: load1()}
@@ -125,6 +146,7 @@ func MeasureTimeToTarget(ctx context.Context, path string, to TargetOptions) (r 
 		return r, fmt.Errorf("evaluating %s: %w", refName, err)
 	}
 	refMakespan := ref.Policies[refName].MakespanS
+	r.ReferenceFailedEpisodes = ref.Policies[refName].FailedEpisodes
 	if refMakespan <= 0 {
 		return r, fmt.Errorf("the reference baseline %s has no makespan", refName)
 	}
@@ -139,18 +161,21 @@ func MeasureTimeToTarget(ctx context.Context, path string, to TargetOptions) (r 
 			}
 			g := rep.Policies["grpo"]
 			p := TargetPoint{Iteration: it, TrainWallS: time.Since(began).Seconds() - evalTime.Seconds(),
-				Consistency: g.Metrics["consistency"], Episodes: r.EvalEpisodes}
+				Consistency: g.Metrics["consistency"], Episodes: r.EvalEpisodes, FailedEpisodes: g.FailedEpisodes}
 			if g.MakespanS > 0 {
 				p.Speedup = refMakespan / g.MakespanS
 			}
 			r.History = append(r.History, p)
-			r.Iterations, r.Consistency, r.Speedup = it, p.Consistency, p.Speedup
+			r.Iterations, r.Consistency, r.Speedup, r.FailedEpisodes = it, p.Consistency, p.Speedup, p.FailedEpisodes
 			if to.Progress != nil {
 				to.Progress(p)
 			}
-			if p.Consistency >= TargetConsistency && p.Speedup >= TargetSpeedup {
+			if p.meets() {
 				r.Reached = true
 				break
+			}
+			if p.FailedEpisodes > 0 && p.Consistency >= TargetConsistency && p.Speedup >= TargetSpeedup {
+				r.NotReachedForFailures = true
 			}
 		}
 		if it >= r.MaxIterations {
@@ -166,7 +191,7 @@ func MeasureTimeToTarget(ctx context.Context, path string, to TargetOptions) (r 
 			return r, fmt.Errorf("confirming: %w", err)
 		}
 		g := rep.Policies["grpo"]
-		r.Confirm = &TargetPoint{Iteration: r.Iterations, Consistency: g.Metrics["consistency"], Speedup: g.Speedup, Episodes: built.Eval.Episodes}
+		r.Confirm = &TargetPoint{Iteration: r.Iterations, Consistency: g.Metrics["consistency"], Speedup: g.Speedup, Episodes: built.Eval.Episodes, FailedEpisodes: g.FailedEpisodes}
 	}
 	return r, nil
 }
@@ -181,7 +206,7 @@ func runTarget(ctx context.Context, o *Options, path string) (TargetResult, erro
 	r, err := MeasureTimeToTarget(tctx, path, TargetOptions{
 		EvalEvery: 1, EvalEpisodes: 50, Confirm: true,
 		Progress: func(p TargetPoint) {
-			o.logf("time to target: iteration %d, %.0f s training: consistency %.4f, speedup %.2f", p.Iteration, p.TrainWallS, p.Consistency, p.Speedup)
+			o.logf("time to target: iteration %d, %.0f s training: consistency %.4f, speedup %.2f, %d of %d episodes failed", p.Iteration, p.TrainWallS, p.Consistency, p.Speedup, p.FailedEpisodes, p.Episodes)
 		},
 	})
 	r.Agentfile = path
@@ -190,7 +215,7 @@ func runTarget(ctx context.Context, o *Options, path string) (TargetResult, erro
 		return r, nil
 	}
 	if r.Confirm != nil {
-		o.logf("time to target: confirmed on %d eval seeds: consistency %.4f, speedup %.2f", r.Confirm.Episodes, r.Confirm.Consistency, r.Confirm.Speedup)
+		o.logf("time to target: confirmed on %d eval seeds: consistency %.4f, speedup %.2f, %d failed", r.Confirm.Episodes, r.Confirm.Consistency, r.Confirm.Speedup, r.Confirm.FailedEpisodes)
 	}
 	return r, err
 }

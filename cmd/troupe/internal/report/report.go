@@ -20,8 +20,10 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/rollout"
 	"github.com/troupe-dev/troupe/core/trainer"
+	"github.com/troupe-dev/troupe/internal/stats"
 )
 
 // ReadMetrics reads a metrics.jsonl file. A line that does not parse is an
@@ -122,13 +124,15 @@ func Curves(path string, stats []trainer.IterationStats) error {
 	return f.Close()
 }
 
-// Markdown renders the report: the training summary and the evaluation
-// table.
-func Markdown(project string, stats []trainer.IterationStats, eval *rollout.EvalReport) string {
+// Markdown renders the report: the training summary, the evaluation
+// table with 95 % intervals and the best baseline marked, the trained
+// policy against the best baseline, and its paired differences to every
+// policy.
+func Markdown(project string, history []trainer.IterationStats, eval *rollout.EvalReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Troupe run report: %s\n\n", project)
-	if len(stats) > 0 {
-		first, last := stats[0], stats[len(stats)-1]
+	if len(history) > 0 {
+		first, last := history[0], history[len(history)-1]
 		fmt.Fprintf(&b, "LLM backend: **%s**%s.\n\n", last.Backend, simNote(last.Backend))
 		fmt.Fprintf(&b, "Training: %d iterations, %d environment steps, %.0f s of wall time.\n\n", last.Iteration, last.EnvSteps, last.WallS)
 		fmt.Fprintf(&b, "| | first iteration | last iteration |\n|---|---:|---:|\n")
@@ -138,44 +142,66 @@ func Markdown(project string, stats []trainer.IterationStats, eval *rollout.Eval
 		}
 		fmt.Fprintf(&b, "| KL to reference | %.4f | %.4f |\n| entropy | %.4f | %.4f |\n| failed episodes | %d | %d |\n\n",
 			first.KL, last.KL, first.Entropy, last.Entropy, first.FailedEpisodes, last.FailedEpisodes)
+		var traffic core.Traffic
+		for _, st := range history {
+			traffic = traffic.Add(st.LLMTraffic)
+		}
+		if traffic.Requests > 0 {
+			fmt.Fprintf(&b, "LLM traffic during training (all iterations, failed episodes included): %d requests, %d retries, %d responses 429 (rate limited), %d responses 5xx, %d timeouts, %.0f s spent waiting for retries and rate limits.\n\n",
+				traffic.Requests, traffic.Retries, traffic.RateLimited, traffic.ServerErrors, traffic.Timeouts, traffic.WaitSeconds)
+		}
 		b.WriteString("![learning curves](curves.png)\n\n")
 	}
 	if eval != nil {
 		fmt.Fprintf(&b, "## Evaluation\n\n%d episodes per policy on held-out seeds (eval seed %d), env `%s`, LLM backend **%s**%s.\n\n",
 			eval.Episodes, eval.Seed, eval.Env, eval.Backend, simNote(eval.Backend))
-		var comps, mets []string
-		cs, ms := map[string]bool{}, map[string]bool{}
+		ms := map[string]bool{}
+		traffic := core.Traffic{}.Metrics() // in their own table below
 		for _, p := range eval.Policies {
-			for k := range p.Components {
-				cs[k] = true
-			}
 			for k := range p.Metrics {
-				if !strings.Contains(k, ".") && !strings.HasPrefix(k, "reference_") {
+				if _, isTraffic := traffic[k]; !isTraffic && !strings.Contains(k, ".") && !strings.HasPrefix(k, "reference_") {
 					ms[k] = true
 				}
 			}
 		}
-		comps, mets = slices.Sorted(maps.Keys(cs)), slices.Sorted(maps.Keys(ms))
-		head := append(append([]string{"policy", "reward"}, comps...), mets...)
-		head = append(head, rollout.CostColumns()...)
-		fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
-		for _, n := range eval.PolicyOrder() {
-			p := eval.Policies[n]
-			row := []string{n, fmt.Sprintf("%.4f", p.Reward)}
-			for _, c := range comps {
-				row = append(row, fmt.Sprintf("%.4f", p.Components[c]))
+		mets := slices.Sorted(maps.Keys(ms))
+		fmt.Fprintf(&b, "Each figure is the mean ± the half-width of its 95 %% bootstrap interval over the episodes (%d resamples; `eval.json` has the exact ends). Failed episodes are left out of the means and counted in `failed`; episodes cut at the step limit or a token budget are scored.\n\n", stats.Resamples)
+		head, rows := eval.Table(mets)
+		writeMarkdownTable(&b, head, rows)
+		if best := eval.BestBaseline; best != "" {
+			fmt.Fprintf(&b, "\n`%s%s`: the best baseline (highest mean joint reward).\n", best, rollout.BestMark)
+			if d, ok := eval.Paired[best]; ok {
+				fmt.Fprintf(&b, "\n**grpo − %s** (best baseline), paired on %d seeds: joint reward %s (95 %% interval)", best, d.Pairs, rollout.DiffCell("%.4f", d.Reward))
+				switch {
+				case d.Reward.CI95.Lo > 0:
+					b.WriteString(": the trained policy is better.\n")
+				case d.Reward.CI95.Hi < 0:
+					b.WriteString(": the trained policy is worse.\n")
+				default:
+					b.WriteString(": the interval holds 0, so these episodes do not tell the two apart.\n")
+				}
 			}
-			for _, m := range mets {
-				row = append(row, fmt.Sprintf("%.4g", p.Metrics[m]))
-			}
-			row = append(row, p.CostCells()...)
-			fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
+		}
+		if head, rows := eval.PairedTable(mets); len(rows) > 0 {
+			b.WriteString("\nPaired differences of the trained policy to every other policy on the same seeds: mean [95 % paired-bootstrap interval]; a seed where either episode failed is excluded.\n\n")
+			writeMarkdownTable(&b, head, rows)
+		}
+		if head, rows := eval.TrafficTable(); len(rows) > 0 {
+			b.WriteString("\nLLM traffic per policy: totals over its episodes, failed ones included (`wait_s`: seconds spent waiting for retries and rate limits).\n\n")
+			writeMarkdownTable(&b, head, rows)
 		}
 		if eval.Reference != "" {
 			fmt.Fprintf(&b, "\n`speedup` = mean makespan of `%s` ÷ mean makespan of the policy, on the same seeds.\n", eval.Reference)
 		}
 	}
 	return b.String()
+}
+
+func writeMarkdownTable(b *strings.Builder, head []string, rows [][]string) {
+	fmt.Fprintf(b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+	for _, row := range rows {
+		fmt.Fprintf(b, "| %s |\n", strings.Join(row, " | "))
+	}
 }
 
 func simNote(backend string) string {

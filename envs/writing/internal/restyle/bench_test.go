@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/troupe-dev/troupe/internal/markdown"
+	"github.com/troupe-dev/troupe/envs/writing/internal/markdown"
 )
 
 // benchDoc is a 32.7 KB shipped RFC.

@@ -6,8 +6,9 @@
 // The env renders the real RFC text of a unit in a writer's habits to
 // simulate an LLM writing it ([Markdown]), and asks whether a unit departs
 // from the house style by rendering it in that style and comparing. It
-// reads Markdown with internal/markdown, the reading the consistency
-// checker behind the "writing.consistency" reward uses too, so text
-// rendered in one Style is written in one variant of every habit as the
-// checker counts them; but nothing here scores a document.
+// reads Markdown with the env's own envs/writing/internal/markdown, which
+// shares nothing with the checker behind the "writing.consistency"
+// reward: text rendered in one Style is one variant of every habit by
+// this package's reading, and the checker judges it by its own. Nothing
+// here scores a document.
 package restyle

@@ -3,8 +3,8 @@ package restyle_test
 import (
 	"fmt"
 
+	"github.com/troupe-dev/troupe/envs/writing/internal/markdown"
 	"github.com/troupe-dev/troupe/envs/writing/internal/restyle"
-	"github.com/troupe-dev/troupe/internal/markdown"
 )
 
 func ExampleMarkdown() {

@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/troupe-dev/troupe/internal/markdown"
+	"github.com/troupe-dev/troupe/envs/writing/internal/markdown"
 )
 
 // Style is one set of writing habits: a variant for every habit a writer

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-dev/troupe/internal/markdown"
+	"github.com/troupe-dev/troupe/envs/writing/internal/markdown"
 )
 
 func TestRespellAndRestylePerson(t *testing.T) {

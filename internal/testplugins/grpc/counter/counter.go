@@ -205,6 +205,9 @@ func (Sum) Name() string { return "counter.sum" }
 // Components returns ["total"].
 func (Sum) Components() []string { return []string{"total"} }
 
+// RequiredMetrics returns ["total"], which the counter env reports.
+func (Sum) RequiredMetrics() []string { return []string{"total"} }
+
 // Score returns the total and, as a metric, the number of steps.
 func (Sum) Score(ep *core.Episode) (map[string]float64, map[string]float64, error) {
 	if _, ok := ep.Metrics["crash"]; ok {

@@ -29,6 +29,8 @@ type params struct {
 	Fault string `json:"fault"`
 	At    int    `json:"at"`
 	File  string `json:"file"`
+	// Needs is what the reward declares as its required metrics.
+	Needs []string `json:"needs"`
 }
 
 func init() {
@@ -184,6 +186,9 @@ type reward struct{ p params }
 
 func (reward) Name() string         { return "faultgo.return" }
 func (reward) Components() []string { return []string{"quality"} }
+
+// RequiredMetrics returns the params' "needs".
+func (r reward) RequiredMetrics() []string { return r.p.Needs }
 func (r reward) Score(ep *core.Episode) (map[string]float64, map[string]float64, error) {
 	if err := misbehave(r.p.Fault); err != nil {
 		return nil, nil, err

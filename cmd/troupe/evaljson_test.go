@@ -1,0 +1,72 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// troupe eval --json carries every mean's 95 % interval, the best
+// baseline and grpo's paired differences; the table shows them; a trained
+// run's report.md compares grpo with the best baseline.
+func TestEvalJSONIntervalsAndPaired(t *testing.T) {
+	af := writeAgentfile(t, climbing)
+	out := filepath.Join(t.TempDir(), "run")
+	if code, _, stderr := troupe(t, "train", "-f", af, "--out", out, "--set", "train.iterations=1"); code != exitOK {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	pol := filepath.Join(out, "policy.safetensors")
+	code, stdout, stderr := troupe(t, "eval", "-f", af, "--policy", pol, "--episodes", "6", "--json")
+	if code != exitOK {
+		t.Fatalf("eval: exit %d: %s", code, stderr)
+	}
+	type iv struct{ Lo, Hi *float64 }
+	var rep struct {
+		Policies map[string]struct {
+			Reward      float64  `json:"reward"`
+			FailedShare *float64 `json:"failed_share"`
+			CI95        *struct {
+				Reward     iv            `json:"reward"`
+				Components map[string]iv `json:"components"`
+				MakespanS  iv            `json:"makespan_s"`
+			} `json:"ci95"`
+		}
+		BestBaseline string `json:"best_baseline"`
+		Paired       map[string]struct {
+			Pairs  int `json:"pairs"`
+			Reward struct {
+				Mean *float64 `json:"mean"`
+				CI95 iv       `json:"ci95"`
+			} `json:"reward"`
+		} `json:"paired"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("eval --json: %v: %q", err, stdout)
+	}
+	for name, p := range rep.Policies {
+		if p.CI95 == nil || p.CI95.Reward.Lo == nil || p.CI95.Reward.Hi == nil || *p.CI95.Reward.Lo > p.Reward || *p.CI95.Reward.Hi < p.Reward || p.FailedShare == nil {
+			t.Errorf("policy %s: reward %v with interval %+v and failed share %v; want an interval around the mean", name, p.Reward, p.CI95, p.FailedShare)
+		}
+	}
+	if _, ok := rep.Policies[rep.BestBaseline]; !ok || rep.BestBaseline == "grpo" {
+		t.Errorf("best baseline %q", rep.BestBaseline)
+	}
+	if len(rep.Paired) != len(rep.Policies)-1 {
+		t.Errorf("paired against %d policies, want the %d others", len(rep.Paired), len(rep.Policies)-1)
+	}
+	for name, d := range rep.Paired {
+		if d.Pairs != 6 || d.Reward.Mean == nil || d.Reward.CI95.Lo == nil {
+			t.Errorf("grpo − %s: %+v", name, d)
+		}
+	}
+	code, stdout, _ = troupe(t, "eval", "-f", af, "--policy", pol, "--episodes", "6")
+	if code != exitOK || !strings.Contains(stdout, " ±") || !strings.Contains(stdout, rep.BestBaseline+"*") || !strings.Contains(stdout, "grpo − "+rep.BestBaseline+"*") {
+		t.Errorf("eval table lacks intervals, the best-baseline mark or the paired rows:\n%s", stdout)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil || !strings.Contains(string(md), "**grpo − ") || !strings.Contains(string(md), " ±") {
+		t.Errorf("report.md does not compare grpo with the best baseline: %v\n%s", err, md)
+	}
+}

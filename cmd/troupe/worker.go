@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/troupe-dev/troupe/core/agentfile"
+	"github.com/troupe-dev/troupe/core/cluster"
+	"github.com/troupe-dev/troupe/core/trainer"
+)
+
+func init() {
+	commands["worker"] = command{"play a cluster trainer's episodes (jobs pulled from NATS JetStream)", runWorker}
+}
+
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("worker", "worker --nats URL [--concurrency N] [--cache DIR]", stdout, stderr)
+	url := fs.String("nats", "", "the NATS server with JetStream at `URL` the trainer publishes to, e.g. nats://host:4222 (credentials from $"+cluster.EnvCreds+" or $"+cluster.EnvUser+"/$"+cluster.EnvPassword+"; TLS files from $"+cluster.EnvCA+", $"+cluster.EnvCert+", $"+cluster.EnvKey+")")
+	concurrency := fs.Int("concurrency", 1, "episodes played at once (one env instance each)")
+	cache := fs.String("cache", defaultWorkerCache(), "directory where the Wasm modules of the trainers' runs are kept, by content hash")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if *url == "" {
+		fmt.Fprintln(fs.Output(), "troupe worker: --nats URL is required")
+		fs.Usage()
+		return exitUsage
+	}
+	if *concurrency < 1 {
+		fmt.Fprintf(fs.Output(), "troupe worker: --concurrency must be at least 1, got %d\n", *concurrency)
+		fs.Usage()
+		return exitUsage
+	}
+	host, _ := os.Hostname()
+	nc, err := cluster.Connect(*url, "troupe worker "+host)
+	if err != nil {
+		fmt.Fprintf(stderr, "troupe: %v\n", err)
+		return exitRuntime
+	}
+	defer nc.Close()
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	w, err := cluster.NewWorker(ctx, nc, agentfile.OpenResolved, *concurrency, *cache, cluster.Options{}, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "troupe: %v\n", err)
+		return exitRuntime
+	}
+	fmt.Fprintf(stderr, "troupe: worker on %s, %d at a time; stop with Ctrl-C\n", *url, *concurrency)
+	if err := w.Run(ctx); err != nil {
+		fmt.Fprintf(stderr, "troupe: %v\n", err)
+		return exitRuntime
+	}
+	return exitOK
+}
+
+// defaultWorkerCache is the user's cache directory's troupe/modules, or
+// one under the temporary directory when there is none.
+func defaultWorkerCache() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "troupe", "modules")
+	}
+	return filepath.Join(os.TempDir(), "troupe-modules")
+}
+
+// newTrainer returns the trainer of built: on the cluster of [cluster]
+// nats when set, with conf (the resolved configuration) and the plugin
+// files of cfg for its workers, else on the in-process pool. done closes
+// the cluster connection.
+func newTrainer(ctx context.Context, cfg agentfile.Config, built *agentfile.Built, conf []byte) (tr *trainer.Trainer, done func(), err error) {
+	if !built.Cluster.Enabled() {
+		tr, err = trainer.New(built.Setup, built.Train)
+		return tr, func() {}, err
+	}
+	nc, err := cluster.Connect(built.Cluster.NATS, "troupe trainer")
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := cluster.NewClient(ctx, nc, conf, cfg.Plugins(), cluster.Options{})
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	tr, err = trainer.NewWithSampler(built.Setup, built.Train, c)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return tr, nc.Close, nil
+}

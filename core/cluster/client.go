@@ -1,0 +1,231 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+	"github.com/troupe-dev/troupe/core/policy"
+	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/safetensors"
+)
+
+// Client is the trainer's side of a cluster: a trainer.Sampler that plays
+// an iteration's episodes on the workers. It is not safe for concurrent
+// use (a trainer calls it from one goroutine).
+type Client struct {
+	nc     *nats.Conn
+	r      *resources
+	run    string
+	config string // hash of the resolved configuration
+	batch  int
+	// policy caches the hash of the last policy stored, by its bits.
+	lastParams []float64
+	lastHash   string
+	// pending maps the stream sequence of a published job to the job, for
+	// the server's advisory that it gave up on one.
+	mu      sync.Mutex
+	pending map[uint64]Job
+	adv     *nats.Subscription
+}
+
+// NewClient opens the cluster's resources on nc for a run and stores its
+// resolved configuration (the agentfile text the workers build their
+// setup from) with its plugin files: the shipped ones (Wasm modules) in
+// the object store, the sha256 of the others (go-plugin binaries), which
+// the workers must have installed at the same path. The client does not
+// own nc.
+func NewClient(ctx context.Context, nc *nats.Conn, config []byte, plugins []Plugin, o Options) (*Client, error) {
+	r, err := open(ctx, nc, o, true)
+	if err != nil {
+		return nil, err
+	}
+	h, err := r.putBundle(ctx, config, plugins)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{nc: nc, r: r, run: nuid.Next(), config: h, pending: map[uint64]Job{}}
+	subj := "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + JobStream + "." + WorkerConsumer
+	c.adv, err = nc.Subscribe(subj, c.onMaxDeliveries)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: subscribing to %s: %w", subj, err)
+	}
+	return c, nil
+}
+
+// Run returns the run id that keys the client's jobs and results.
+func (c *Client) Run() string { return c.run }
+
+// Close stops listening for advisories; the connection stays open.
+func (c *Client) Close() {
+	if c.adv != nil {
+		_ = c.adv.Unsubscribe()
+	}
+}
+
+// Sample plays the jobs of iteration it on the workers, as
+// rollout.Pool.Sample does in process.
+func (c *Client) Sample(ctx context.Context, it int, jobs []rollout.Job, pol *policy.Policy) ([]rollout.EpisodeResult, error) {
+	for k, j := range jobs {
+		if j.Prefix != nil {
+			return nil, fmt.Errorf("cluster: Sample: job %d has a forced prefix (use Replay)", k)
+		}
+	}
+	return c.play(ctx, it, jobs, pol, false)
+}
+
+// Replay plays the branch jobs of iteration it on the workers, as
+// rollout.Pool.Replay does in process.
+func (c *Client) Replay(ctx context.Context, it int, jobs []rollout.Job, pol *policy.Policy) ([]rollout.EpisodeResult, error) {
+	return c.play(ctx, it, jobs, pol, true)
+}
+
+// policyHash stores the policy's weights (once per distinct weights) and
+// returns their hash.
+func (c *Client) policyHash(ctx context.Context, pol *policy.Policy) (string, error) {
+	params := pol.Params()
+	if c.lastHash != "" && equalBits(params, c.lastParams) {
+		return c.lastHash, nil
+	}
+	tensors := map[string]safetensors.Tensor{}
+	if err := pol.EncodeVector("", params, tensors); err != nil {
+		return "", err
+	}
+	data, err := safetensors.Marshal(tensors, pol.Metadata())
+	if err != nil {
+		return "", err
+	}
+	h, err := c.r.putArtifact(ctx, data)
+	if err != nil {
+		return "", err
+	}
+	c.lastParams, c.lastHash = append(c.lastParams[:0], params...), h
+	return h, nil
+}
+
+func equalBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] && !(a[i] != a[i] && b[i] != b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Client) play(ctx context.Context, it int, jobs []rollout.Job, pol *policy.Policy, replay bool) ([]rollout.EpisodeResult, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	ph, err := c.policyHash(ctx, pol)
+	if err != nil {
+		return nil, err
+	}
+	c.batch++
+	prefix := fmt.Sprintf("%s.%d.%d.", c.run, it, c.batch)
+	// Watch before publishing, so no result is missed.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := c.r.results.Watch(wctx, prefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("cluster: watching results: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	var seqs []uint64
+	defer func() {
+		c.mu.Lock()
+		for _, s := range seqs {
+			delete(c.pending, s)
+		}
+		c.mu.Unlock()
+	}()
+	for i, j := range jobs {
+		m := Job{Run: c.run, Iteration: it, Batch: c.batch, Index: i, Task: j.Task, Rollout: j.Rollout, Prefix: j.Prefix, Replay: replay, Policy: ph, Config: c.config}
+		data, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		ack, err := c.r.js.Publish(ctx, JobSubject, data)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: publishing job %s: %w", m.Key(), err)
+		}
+		c.mu.Lock()
+		c.pending[ack.Sequence] = m
+		c.mu.Unlock()
+		seqs = append(seqs, ack.Sequence)
+	}
+	results := make([]rollout.EpisodeResult, len(jobs))
+	got := make([]bool, len(jobs))
+	n := 0
+	for n < len(jobs) {
+		var e jetstream.KeyValueEntry
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case e = <-w.Updates():
+		}
+		if e == nil || e.Operation() != jetstream.KeyValuePut {
+			continue // the end of the initial values, or a deletion
+		}
+		idx, err := strconv.Atoi(strings.TrimPrefix(e.Key(), prefix))
+		if err != nil || idx < 0 || idx >= len(jobs) || got[idx] {
+			continue // not a key of this batch, or a duplicate
+		}
+		env, err := decodeResult(e.Value())
+		if err != nil {
+			return nil, fmt.Errorf("cluster: result %s: %w", e.Key(), err)
+		}
+		if env.Run != c.run || env.Iteration != it || env.Batch != c.batch || env.Index != idx {
+			continue // stored under a key that is not its own
+		}
+		results[idx], got[idx] = env.Result, true
+		n++
+	}
+	return results, nil
+}
+
+// maxDeliveries is the server's advisory that it stopped delivering a job.
+type maxDeliveries struct {
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries int    `json:"deliveries"`
+}
+
+// onMaxDeliveries fails the episode of a job the server gave up on (its
+// workers died or never acked on every delivery), unless a worker wrote
+// its result, and removes the job from the stream.
+func (c *Client) onMaxDeliveries(m *nats.Msg) {
+	var a maxDeliveries
+	if err := json.Unmarshal(m.Data, &a); err != nil {
+		return
+	}
+	c.mu.Lock()
+	j, ok := c.pending[a.StreamSeq]
+	c.mu.Unlock()
+	if !ok {
+		return // another run's job: its trainer handles it
+	}
+	ctx := context.Background()
+	res := failedResult(j, fmt.Sprintf("cluster: no worker finished the episode in %d deliveries", a.Deliveries))
+	if data, err := encodeResult(j, res); err == nil {
+		if _, err := c.r.results.Create(ctx, j.Key(), data); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+			return
+		}
+	}
+	_ = c.r.stream.DeleteMsg(ctx, a.StreamSeq)
+}
+
+// failedResult is the result of a job that failed with reason.
+func failedResult(j Job, reason string) rollout.EpisodeResult {
+	r := rollout.EpisodeResult{Failed: true, Reason: reason, Components: map[string]float64{}, Metrics: map[string]float64{}}
+	r.Episode.Seed = j.Task
+	return r
+}

@@ -1,0 +1,499 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/troupe-dev/troupe/core/agentfile"
+	"github.com/troupe-dev/troupe/core/cluster"
+	"github.com/troupe-dev/troupe/core/policy"
+	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/trainer"
+	"github.com/troupe-dev/troupe/internal/testenv"
+	_ "github.com/troupe-dev/troupe/plugins/all"
+)
+
+// startServer starts an in-process NATS server with JetStream on a
+// loopback port and a temporary store, and returns its URL.
+func startServer(t *testing.T) string {
+	t.Helper()
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS server not ready")
+	}
+	t.Cleanup(ns.Shutdown)
+	return ns.ClientURL()
+}
+
+func connect(t *testing.T, url string) *nats.Conn {
+	t.Helper()
+	nc, err := cluster.Connect(url, t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// project is a small lbf run; CREDIT is replaced by a credit setting.
+const project = `[project]
+name = "cluster-test"
+seed = 7
+[env]
+source = "builtin:lbf"
+[env.params]
+size = 6
+max_steps = 30
+[[rewards]]
+source = "builtin:return"
+[reward.weights]
+return = 1.0
+[train]
+iterations = 3
+tasks_per_iteration = 2
+group_size = 4
+CREDIT
+[rollout]
+workers = 2
+`
+
+// train runs the project to out, on the in-process pool when url is "",
+// else on the cluster at url, and returns metrics.jsonl without timing
+// and policy.safetensors.
+func train(t *testing.T, text, out, url string, o cluster.Options, overrides ...string) ([]string, []byte) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := agentfile.Parse("agentfile.toml", []byte(text), overrides...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cfg.Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	resolved, err := cfg.Resolved().Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sampler trainer.Sampler
+	if url != "" {
+		c, err := cluster.NewClient(ctx, connect(t, url), resolved, cfg.Plugins(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sampler = c
+	}
+	tr, err := trainer.NewWithSampler(b.Setup, b.Train, sampler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := tr.Run(tctx, trainer.RunOptions{Out: out, Config: resolved}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := os.ReadFile(filepath.Join(out, "policy.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testenv.MetricsWithoutTiming(t, filepath.Join(out, "metrics.jsonl")), p
+}
+
+// startWorkers runs n workers, each on its own connection, with plugin
+// cache cache, until the test ends; hook (may be nil) is set on worker 0.
+func startWorkers(t *testing.T, url string, n int, o cluster.Options, cache string, hook func(cluster.Job) bool) []*cluster.Worker {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var ws []*cluster.Worker
+	for i := range n {
+		w, err := cluster.NewWorker(ctx, connect(t, url), agentfile.OpenResolved, 1, cache, o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 && hook != nil {
+			cluster.SetAfterWrite(w, hook)
+		}
+		ws = append(ws, w)
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = w.Run(ctx) }()
+	}
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return ws
+}
+
+// TestClusterRunIsIdentical trains on 1 trainer + 3 workers and checks
+// metrics.jsonl (timing aside) and policy.safetensors against the
+// in-process pool, with joint credit and with counterfactual branches
+// (Replay jobs). Worker 0 "dies" after writing its first result and
+// before acking it: the job is delivered again, and the duplicate result
+// is ignored.
+func TestClusterRunIsIdentical(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains twice per credit")
+	}
+	url := startServer(t)
+	o := cluster.Options{AckWait: time.Second, MaxDeliver: 3}
+	var skipped atomic.Int32
+	var dupKey atomic.Value
+	ws := startWorkers(t, url, 3, o, t.TempDir(), func(j cluster.Job) bool {
+		if skipped.CompareAndSwap(0, 1) {
+			dupKey.Store(j.Key())
+			return false // killed between writing and acking
+		}
+		return true
+	})
+	for _, credit := range []string{`credit = "joint"`, "credit = \"counterfactual\"\nbranch_points = 2\nbranch_partners = 1"} {
+		text := strings.Replace(project, "CREDIT", credit, 1)
+		dir := t.TempDir()
+		wantM, wantP := train(t, text, filepath.Join(dir, "local"), "", o)
+		gotM, gotP := train(t, text, filepath.Join(dir, "cluster"), url, o)
+		if len(wantM) != 3 {
+			t.Fatalf("%s: %d lines of metrics, want 3", credit, len(wantM))
+		}
+		if strings.Join(gotM, "\n") != strings.Join(wantM, "\n") {
+			t.Errorf("%s: metrics differ:\nlocal:\n%s\ncluster:\n%s", credit, strings.Join(wantM, "\n"), strings.Join(gotM, "\n"))
+		}
+		if !bytes.Equal(gotP, wantP) {
+			t.Errorf("%s: policy.safetensors differs from the local run's", credit)
+		}
+		if credit != `credit = "joint"` && !strings.Contains(gotM[0], `"branch_episodes":`) {
+			t.Errorf("%s: no branch episodes in %s", credit, gotM[0])
+		}
+	}
+	// The writing task: LLM texts (simulated), artifacts and many metrics
+	// travel in the results.
+	writing, err := os.ReadFile(filepath.Join("..", "..", "agentfile.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := []string{"train.iterations=2", "train.tasks_per_iteration=2", "train.group_size=3", "env.params.writers=3", "agents.0.count=3"}
+	dir := t.TempDir()
+	wantM, wantP := train(t, string(writing), filepath.Join(dir, "local"), "", o, small...)
+	gotM, gotP := train(t, string(writing), filepath.Join(dir, "cluster"), url, o, small...)
+	if len(wantM) != 2 || !strings.Contains(wantM[0], `"quality"`) {
+		t.Fatalf("writing: metrics %q", wantM)
+	}
+	if strings.Join(gotM, "\n") != strings.Join(wantM, "\n") || !bytes.Equal(gotP, wantP) {
+		t.Errorf("writing: the cluster run differs:\nlocal:\n%s\ncluster:\n%s", strings.Join(wantM, "\n"), strings.Join(gotM, "\n"))
+	}
+	// The unacked job comes back after AckWait; its second result is a
+	// duplicate, acked and ignored.
+	deadline := time.Now().Add(15 * time.Second)
+	var dups int64
+	for time.Now().Before(deadline) {
+		dups = 0
+		for _, w := range ws {
+			dups += w.Duplicates()
+		}
+		if dups > 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// (A late ack on a loaded machine may add duplicates: they are
+	// ignored all the same, as the identical metrics show.)
+	if skipped.Load() != 1 || dups < 1 {
+		t.Errorf("the job left unacked (%v) was not written again as a duplicate (%d duplicates)", dupKey.Load(), dups)
+	}
+}
+
+// TestPoisonJobFailsItsEpisode: a job whose setup cannot be built on any
+// delivery fails its episode after MaxDeliver deliveries, as a local
+// failure does, and the other results still arrive.
+func TestPoisonJobFailsItsEpisode(t *testing.T) {
+	url := startServer(t)
+	o := cluster.Options{AckWait: time.Second, MaxDeliver: 2}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	broken := func(context.Context, []byte, []cluster.Plugin) (*rollout.Setup, func(), error) {
+		return nil, nil, errors.New("no such env on this worker")
+	}
+	w, err := cluster.NewWorker(ctx, connect(t, url), broken, 2, t.TempDir(), o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = w.Run(wctx); close(done) }()
+	defer func() { stop(); <-done }()
+
+	cfg, err := agentfile.Parse("agentfile.toml", []byte(strings.Replace(project, "CREDIT", "", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved, _ := cfg.Resolved().Encode()
+	c, err := cluster.NewClient(ctx, connect(t, url), resolved, cfg.Plugins(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b, err := cfg.Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	tr, err := trainer.NewWithSampler(b.Setup, b.Train, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	_, results, err := tr.Step(ctx)
+	if err == nil || !strings.Contains(err.Error(), "8 of 8 episodes failed") {
+		t.Fatalf("step: %v, want every episode failed", err)
+	}
+	for _, r := range results {
+		if !r.Failed || !strings.Contains(r.Reason, "failed on 2 deliveries") || !strings.Contains(r.Reason, "no such env on this worker") {
+			t.Fatalf("result: failed %v, reason %q", r.Failed, r.Reason)
+		}
+	}
+}
+
+// buildPlugins builds the lbf env as a Wasm module and as a go-plugin
+// binary into dir.
+func buildPlugins(t *testing.T, dir string) (wasm, plug string) {
+	t.Helper()
+	wasm, plug = filepath.Join(dir, "lbf.wasm"), filepath.Join(dir, "lbf-plugin")
+	for _, b := range []struct {
+		out, pkg string
+		env      []string
+	}{{wasm, "./examples/wasm-lbf", []string{"GOOS=wasip1", "GOARCH=wasm"}}, {plug, "./internal/testplugins/grpc/lbf", nil}} {
+		cmd := exec.Command("go", "build", "-o", b.out)
+		if b.env != nil {
+			cmd.Args = append(cmd.Args, "-buildmode=c-shared")
+		}
+		cmd.Args = append(cmd.Args, b.pkg)
+		cmd.Env, cmd.Dir = append(os.Environ(), b.env...), "../.."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", b.pkg, err, out)
+		}
+	}
+	return wasm, plug
+}
+
+// A Wasm env is shipped to the workers through the object store (and
+// cached by hash) and gives the local run; a go-plugin binary is not
+// shipped, and a worker whose binary at the trainer's path differs fails
+// the job, saying so.
+func TestPluginsOnWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two plugins")
+	}
+	dir := t.TempDir()
+	wasm, plug := buildPlugins(t, dir)
+	url := startServer(t)
+	o := cluster.Options{AckWait: time.Second, MaxDeliver: 2}
+
+	// Wasm: identical to the local run. The worker's cache holds the
+	// module under its hash (it never reads the trainer's path).
+	shipped := filepath.Join(dir, "shipped.wasm")
+	data, err := os.ReadFile(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(shipped, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	startWorkers(t, url, 2, o, cache, nil)
+	text := strings.Replace(strings.Replace(project, "CREDIT", "", 1), "builtin:lbf", "wasm:"+shipped, 1)
+	wantM, wantP := train(t, text, filepath.Join(dir, "local"), "", o)
+	gotM, gotP := train(t, text, filepath.Join(dir, "cluster"), url, o)
+	if strings.Join(gotM, "\n") != strings.Join(wantM, "\n") || !bytes.Equal(gotP, wantP) {
+		t.Errorf("wasm env: the cluster run differs from the local one:\n%s\n---\n%s", strings.Join(wantM, "\n"), strings.Join(gotM, "\n"))
+	}
+	sum := sha256.Sum256(data)
+	if _, err := os.Stat(filepath.Join(cache, hex.EncodeToString(sum[:])+".wasm")); err != nil {
+		t.Errorf("the workers did not play the module from their cache: %v", err)
+	}
+
+	// go-plugin: the binary at the trainer's path changes after the
+	// trainer read it; the worker's loader refuses it.
+	bin := filepath.Join(dir, "lbf-plugin-copy")
+	data, err = os.ReadFile(plug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg, err := agentfile.Parse("agentfile.toml", []byte(strings.Replace(strings.Replace(project, "CREDIT", "", 1), "builtin:lbf", "grpc:"+bin, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved, _ := cfg.Resolved().Encode()
+	c, err := cluster.NewClient(ctx, connect(t, url), resolved, cfg.Plugins(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b, err := cfg.Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	// Replaced, not rewritten: the trainer's plugin process runs the old one.
+	if err := os.WriteFile(bin+".new", append(data, 0), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(bin+".new", bin); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policyFor(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Sample(ctx, 1, []rollout.Job{{Task: 2, Rollout: 3}}, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res[0].Failed || !strings.Contains(res[0].Reason, "go-plugin binaries are not shipped") || !strings.Contains(res[0].Reason, bin) {
+		t.Errorf("a worker with another binary: failed %v, reason %q", res[0].Failed, res[0].Reason)
+	}
+}
+
+// policyFor returns a fresh policy for the env of b.
+func policyFor(b *agentfile.Built) (*policy.Policy, error) {
+	spec := b.Setup.Env.Spec()
+	return policy.New(policy.Config{ObsSize: spec.ObsSize, NumDecisions: len(spec.Decisions), NumAgents: spec.NumAgents(), Hidden: []int{8}, Seed: 1})
+}
+
+// A job whose worker dies on every delivery (never writes, never acks) is
+// given up by the server after MaxDeliver deliveries; the trainer then
+// fails its episode, as a local failure.
+func TestJobNoWorkerFinishes(t *testing.T) {
+	url := startServer(t)
+	o := cluster.Options{AckWait: 500 * time.Millisecond, MaxDeliver: 2}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg, err := agentfile.Parse("agentfile.toml", []byte(strings.Replace(project, "CREDIT", "", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cfg.Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	resolved, _ := cfg.Resolved().Encode()
+	nc := connect(t, url)
+	c, err := cluster.NewClient(ctx, nc, resolved, nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The dying worker: takes each delivery and drops it.
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := js.Consumer(ctx, cluster.JobStream, cluster.WorkerConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deliveries atomic.Int32
+	dctx, stopDying := context.WithCancel(ctx)
+	defer stopDying()
+	go func() {
+		for dctx.Err() == nil {
+			batch, err := cons.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
+			if err != nil {
+				continue
+			}
+			for range batch.Messages() {
+				deliveries.Add(1)
+			}
+		}
+	}()
+	pol, err := policyFor(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Sample(ctx, 1, []rollout.Job{{Task: 2, Rollout: 3}}, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res[0].Failed || !strings.Contains(res[0].Reason, "no worker finished the episode in 2 deliveries") {
+		t.Errorf("failed %v, reason %q", res[0].Failed, res[0].Reason)
+	}
+	if n := deliveries.Load(); n != 2 {
+		t.Errorf("%d deliveries, want 2", n)
+	}
+}
+
+// A worker killed in the middle of an iteration (after playing a job,
+// before writing its result; it takes no more jobs) and a worker started
+// later in its place still give the run of the in-process pool: the job
+// is delivered again after AckWait.
+func TestKilledWorkerAndRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains twice")
+	}
+	url := startServer(t)
+	o := cluster.Options{AckWait: time.Second, MaxDeliver: 3}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	run := func(w *cluster.Worker) {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = w.Run(ctx) }()
+	}
+	ncA := connect(t, url)
+	a, err := cluster.NewWorker(ctx, ncA, agentfile.OpenResolved, 1, t.TempDir(), o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var played atomic.Int32
+	killed := make(chan struct{})
+	cluster.SetBeforeWrite(a, func(cluster.Job) bool {
+		if played.Add(1) == 3 {
+			ncA.Close() // the process dies: no result, no ack, no more jobs
+			close(killed)
+			return false
+		}
+		return true
+	})
+	run(a)
+	go func() {
+		<-killed
+		time.Sleep(200 * time.Millisecond)
+		b, err := cluster.NewWorker(ctx, connect(t, url), agentfile.OpenResolved, 2, t.TempDir(), o, nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		run(b)
+	}()
+	text := strings.Replace(project, "CREDIT", "", 1)
+	dir := t.TempDir()
+	wantM, wantP := train(t, text, filepath.Join(dir, "local"), "", o)
+	gotM, gotP := train(t, text, filepath.Join(dir, "cluster"), url, o)
+	if played.Load() < 3 {
+		t.Fatalf("worker A played %d jobs; the test wants it killed at its third", played.Load())
+	}
+	if strings.Join(gotM, "\n") != strings.Join(wantM, "\n") || !bytes.Equal(gotP, wantP) {
+		t.Errorf("the run with a killed worker differs:\nlocal:\n%s\ncluster:\n%s", strings.Join(wantM, "\n"), strings.Join(gotM, "\n"))
+	}
+}

@@ -1,0 +1,280 @@
+package classeval
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/troupe-dev/troupe/core"
+)
+
+// Baseline names offered through [Env.Baseline]; BaselineSingleAgent is
+// the reference baseline (core.EnvSpec.ReferenceBaseline). Besides these,
+// the env offers "solo_MODEL" for every model of its pool.
+const (
+	BaselineSingleAgent   = "single_agent"
+	BaselineParallelNaive = "parallel_naive"
+	BaselineSOP           = "sop"
+	BaselineEscalate      = "test_escalate"
+	BaselineDepsFirst     = "deps_first"
+	BaselineDepsEscalate  = "deps_escalate"
+	soloPrefix            = "solo_"
+)
+
+// baselineRewrites bounds the rewrites (repairs and take-overs) the
+// scripted policies do on one method.
+const baselineRewrites = 2
+
+// Baseline returns a scripted joint policy bound to this env (it makes Env a
+// core.BaselineProvider). Each rule in one line:
+//
+//   - single_agent: the team's strongest model alone implements the methods
+//     in the class's order (m_dire), runs each one's examples and rewrites
+//     it up to 2 times while they fail; the others submit at once.
+//   - solo_MODEL: the same with MODEL as the lone coder (MODEL replaces
+//     coder0's model for the episode), one row per model of the pool.
+//   - parallel_naive: every free coder implements the next unclaimed
+//     method (m_dire); nobody runs examples; each submits when none is left.
+//   - sop: fixed stages with barriers: everybody implements until all are
+//     written; then each runs its methods' examples; then each rewrites its
+//     failing methods once; then runs them again; then all submit.
+//   - test_escalate: everybody implements (m_dire) and runs its own
+//     examples; a failing method goes to the team's strongest model, which
+//     rewrites its own failures and takes over the others' (up to 2 rewrites
+//     a method); the others never rewrite.
+//   - deps_first: a coder implements the first unclaimed method whose
+//     dependencies are written, with them in context (m_iter), waits while
+//     dependencies are being written, falls back to m_dire otherwise; runs
+//     its examples and rewrites its failures up to 2 times.
+//   - deps_escalate: deps_first's ordering with test_escalate's escalation.
+func (e *Env) Baseline(name string) (core.Baseline, error) {
+	switch name {
+	case BaselineSingleAgent:
+		return baselineFunc(func() []int { return e.single(e.strongest()) }), nil
+	case BaselineParallelNaive:
+		return baselineFunc(e.parallelNaive), nil
+	case BaselineSOP:
+		return baselineFunc(e.sop), nil
+	case BaselineEscalate:
+		return baselineFunc(func() []int { return e.team(false, true) }), nil
+	case BaselineDepsFirst:
+		return baselineFunc(func() []int { return e.team(true, false) }), nil
+	case BaselineDepsEscalate:
+		return baselineFunc(func() []int { return e.team(true, true) }), nil
+	}
+	if model, ok := strings.CutPrefix(name, soloPrefix); ok {
+		for _, m := range e.p.Pool {
+			if m == model {
+				return baselineFunc(func() []int {
+					if e.steps == 0 && e.agents[0].model.Name != model {
+						e.agents[0].model, _ = modelByName(model)
+						e.agents[0].strength = strengthOf(model)
+						e.observe() // the masks of the re-backed coder
+					}
+					return e.single(0)
+				}), nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("env classeval: no baseline %q (have %s)", name, strings.Join(e.spec.Baselines, ", "))
+}
+
+type baselineFunc func() []int
+
+// Act implements core.Baseline; the scripted policies never fail.
+func (f baselineFunc) Act([]core.Observation) ([]int, error) { return f(), nil }
+
+// legal reports whether agent i may take decision d now.
+func (e *Env) legal(i, d int) bool { return e.masks[i][d] }
+
+// rewritesOf counts the rewrites method j had.
+func (e *Env) rewritesOf(j int) int { return max(0, e.methods[j].version-1) }
+
+// single is the lone careful coder w; the others submit at once.
+func (e *Env) single(w int) []int {
+	acts := make([]int, len(e.agents))
+	for i := range acts {
+		acts[i] = decWait
+		if !e.free(i) {
+			continue
+		}
+		if i != w {
+			acts[i] = decSubmit
+			continue
+		}
+		acts[i] = e.careful(i, true, false)
+	}
+	return acts
+}
+
+// careful is a coder that rewrites its failing method (if it may rewrite,
+// up to baselineRewrites), else runs its untested method's examples, else
+// implements the next method (with context first when depsFirst), else
+// submits.
+func (e *Env) careful(i int, rewrite, depsFirst bool) int {
+	if j := e.repairable(i); rewrite && j >= 0 && e.rewritesOf(j) < baselineRewrites {
+		return decRepair
+	}
+	if e.legal(i, decRunExamples) {
+		return decRunExamples
+	}
+	if d := e.claim(i, depsFirst); d >= 0 {
+		return d
+	}
+	return decSubmit
+}
+
+// claim returns the implement decision agent i takes, decWait when it
+// should wait for dependencies being written, or -1 when nothing is left
+// to claim. Without depsFirst it implements in the class's order from the
+// skeleton; with it, the first method whose dependencies are written, in
+// context, waiting while others write.
+func (e *Env) claim(i int, depsFirst bool) int {
+	if e.nextUnclaimed() < 0 {
+		return -1
+	}
+	if depsFirst {
+		if e.legal(i, decImplementReady) {
+			return decImplementReady
+		}
+		for _, m := range e.methods {
+			if m.writing {
+				return decWait
+			}
+		}
+	}
+	if e.legal(i, decImplement) {
+		return decImplement
+	}
+	if e.legal(i, decImplementReady) {
+		return decImplementReady
+	}
+	return -1
+}
+
+func (e *Env) parallelNaive() []int {
+	acts := make([]int, len(e.agents))
+	for i := range acts {
+		acts[i] = decWait
+		switch {
+		case !e.free(i):
+		case e.legal(i, decImplement):
+			acts[i] = decImplement
+		case e.nextUnclaimed() < 0 || !e.legal(i, decImplementReady):
+			acts[i] = decSubmit
+		default:
+			acts[i] = decImplementReady
+		}
+	}
+	return acts
+}
+
+func (e *Env) sop() []int {
+	acts := make([]int, len(e.agents))
+	anyBusy := false
+	for i, a := range e.agents {
+		if !a.submitted && !e.free(i) {
+			anyBusy = true
+		}
+	}
+	unwritten := e.nextUnclaimed() >= 0
+	teamTests, teamRewrites := false, false
+	for i := range e.agents {
+		if e.free(i) && e.legal(i, decRunExamples) {
+			teamTests = true
+		}
+		if j := e.repairable(i); e.free(i) && j >= 0 && e.rewritesOf(j) == 0 {
+			teamRewrites = true
+		}
+	}
+	for i := range acts {
+		acts[i] = decWait
+		if !e.free(i) {
+			continue
+		}
+		switch {
+		case unwritten:
+			if d := e.claim(i, false); d >= 0 {
+				acts[i] = d
+			}
+		case anyBusy:
+			// barrier
+		case teamTests:
+			if e.legal(i, decRunExamples) {
+				acts[i] = decRunExamples
+			}
+		case teamRewrites:
+			if j := e.repairable(i); j >= 0 && e.rewritesOf(j) == 0 {
+				acts[i] = decRepair
+			}
+		default:
+			acts[i] = decSubmit
+		}
+	}
+	// Nobody can claim what is left (no recording): end rather than wait.
+	if unwritten && !anyBusy && allWait(acts, e) {
+		for i := range acts {
+			if e.free(i) {
+				acts[i] = decSubmit
+			}
+		}
+	}
+	return acts
+}
+
+// allWait reports whether every free agent's decision is wait.
+func allWait(acts []int, e *Env) bool {
+	for i, d := range acts {
+		if e.free(i) && d != decWait {
+			return false
+		}
+	}
+	return true
+}
+
+// team is the escalating and/or dependencies-first team.
+func (e *Env) team(depsFirst, escalate bool) []int {
+	acts := make([]int, len(e.agents))
+	s := e.strongest()
+	for i := range acts {
+		acts[i] = decWait
+		if !e.free(i) {
+			continue
+		}
+		if !escalate || i == s {
+			d := e.careful(i, true, depsFirst)
+			if d == decSubmit && escalate && e.legal(i, decTakeOver) && e.takeable(i) >= 0 && e.rewritesOf(e.takeable(i)) < baselineRewrites {
+				d = decTakeOver
+			}
+			if d == decSubmit && escalate && e.someoneBusy(i) {
+				d = decWait // a teammate may still escalate a method
+			}
+			acts[i] = d
+			continue
+		}
+		acts[i] = e.careful(i, false, depsFirst)
+	}
+	// Nobody can make progress while some wait for dependencies that no
+	// one is writing: they implement from the skeleton instead.
+	if allWait(acts, e) && !e.someoneBusy(-1) {
+		for i := range acts {
+			if e.free(i) {
+				if d := e.claim(i, false); d >= 0 {
+					acts[i] = d
+				} else {
+					acts[i] = decSubmit
+				}
+			}
+		}
+	}
+	return acts
+}
+
+// someoneBusy reports whether an agent other than i is busy.
+func (e *Env) someoneBusy(i int) bool {
+	for k, a := range e.agents {
+		if k != i && !a.submitted && !e.free(k) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,74 @@
+// Package classeval is the built-in team-coding task "classeval": a team of
+// coder agents, each backed by one real LLM, implements one ClassEval class
+// (Du et al. 2023, arXiv 2308.01861), and every line of code an agent
+// "writes" is a completion that model actually wrote for that method,
+// replayed from the benchmark authors' published outputs. The class is
+// scored by the benchmark's own unittest suite, run for real in the
+// sandbox. No LLM is called and nothing is simulated: results are labelled
+// "replay" ([Backend]).
+//
+// # Episode
+//
+// A task seed draws one class and a team: Params.Agents distinct models
+// from Params.Pool (default 3 of the 8 models with method-level outputs).
+// Each agent observes its own model (its strength, price and speed) and
+// the team's make-up. An agent's decisions are:
+//
+//	wait             idle until the next moment some agent becomes free
+//	implement        claim the first unclaimed method (class order) and write
+//	                 it from the skeleton: its model's m_dire completion
+//	implement_ready  claim the first unclaimed method whose dependencies
+//	                 (methods_info[].dependencies.method_dependencies) have
+//	                 code and write it with the written methods in context:
+//	                 its model's m_iter completion (only models with m_iter)
+//	run_examples     run the `>>>` examples of the docstring of its first
+//	                 method with untested code, in the sandbox, on the class
+//	                 as it stands; the doctest report lands in its context
+//	repair           rewrite its first method whose examples failed: another
+//	                 real completion of that method by its model, the first
+//	                 not yet used of m_dire, m_iter (once the dependencies
+//	                 have code), the whole-class samples c_t0, c_5#0…#4
+//	take_over        the same on a teammate's failing method, which becomes
+//	                 its own: hand a method to a stronger (or cheaper) coder
+//	submit           declare its work done; it then only waits
+//
+// # Time and money
+//
+// The clock is virtual and event-driven. A write is one LLM call: its
+// prompt is the text a real call would send (the skeleton, the written
+// methods for implement_ready, the failing code and report for a rewrite)
+// and its completion the recorded reply (for a whole-class sample, the
+// whole class); both are counted in tokens by the suite's tokenizer. The
+// call first waits for the team's shared rate limit (internal/ratelimit:
+// Params.RequestsPerMinute and TokensPerMinute, a sliding 60 s window,
+// first come first served), then takes its model's latency from the model
+// table ([Models]: time to first token + prompt/prefill + completion/
+// decode throughput), and costs its model's prices. An examples run takes
+// the sandbox run's deterministic duration from the suite. Work lands
+// when it ends; code becomes visible to teammates then.
+//
+// # Score
+//
+// When every agent has submitted, the class is assembled from the
+// methods' final code (a method never written, or whose reply held no
+// code, stays the skeleton's stub) and the class's full unittest suite,
+// hidden from the agents, runs in the sandbox: pass_rate is the fraction
+// of methods whose TestCase passes, class_pass whether every TestCase
+// (the class-level one included) passes. A class whose tests hang or crash
+// scores what did not pass as failed; it never fails the episode.
+//
+// # References
+//
+// reference_makespan_s, reference_tokens and reference_dollars are what
+// the team's strongest model takes, spends and costs writing every method
+// once from the skeleton, one call after another, with no tests, queue or
+// rewrites: the speed and cost rewards' yardstick ("makespan",
+// "classeval.dollars"). The evaluation's speedup is measured against the
+// single_agent baseline's real makespan.
+//
+// # Split
+//
+// The classes whose task number is 1 mod 4 (ClassEval_1, _5, …) are held
+// out: with the default split "by_seed" training (even task seeds) plays
+// only the others and evaluation (odd task seeds) only these.
+package classeval

@@ -1,0 +1,194 @@
+package classeval
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/envtest"
+)
+
+// fakeEnv returns an env on the fake backend with a fixed strength table.
+func fakeEnv(t *testing.T, params map[string]any) *Env {
+	t.Helper()
+	p := DefaultParams()
+	p.Pool = []string{"GPT-4", "ChatGPT", "Vicuna", "CodeGeeX"}
+	if err := core.DecodeParams(params, &p); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.validate(); err != nil {
+		t.Fatal(err)
+	}
+	e, err := newEnv(p, newFake())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func withStrengths(t *testing.T) {
+	old := modelStrength
+	modelStrength = map[string]float64{"GPT-4": 0.6, "ChatGPT": 0.5, "CodeGeeX": 0.3, "Vicuna": 0.1}
+	t.Cleanup(func() { modelStrength = old })
+}
+
+// play runs one episode of the named baseline and returns its last result.
+func play(t *testing.T, e *Env, seed uint64, name string) core.StepResult {
+	t.Helper()
+	if _, err := e.Reset(seed); err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Baseline(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 1000 {
+		acts, err := b.Act(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		actions := make([]core.Action, len(acts))
+		for i, d := range acts {
+			actions[i] = core.Action{Decision: d}
+		}
+		r, err := e.Step(actions)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if r.Done() {
+			return r
+		}
+	}
+	t.Fatalf("%s: no end in 1000 steps", name)
+	return core.StepResult{}
+}
+
+func TestFakeContract(t *testing.T) {
+	withStrengths(t)
+	src, err := core.NewEnvSource(func(params map[string]any) (core.Env, error) {
+		p := DefaultParams()
+		p.Pool = []string{"GPT-4", "ChatGPT", "Vicuna", "CodeGeeX"}
+		return newEnv(p, newFake())
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	envtest.Check(t, src)
+}
+
+// Each baseline does what its rule says, on a team whose make-up is known.
+func TestFakeBaselines(t *testing.T) {
+	withStrengths(t)
+	e := fakeEnv(t, map[string]any{"split": "all"})
+	// Find a seed whose team is ChatGPT + Vicuna + CodeGeeX (no GPT-4), and
+	// one with GPT-4.
+	var weak, strong uint64
+	for s := uint64(2); s < 200 && (weak == 0 || strong == 0); s++ {
+		e.Reset(s)
+		has := false
+		for _, a := range e.agents {
+			has = has || a.model.Name == "GPT-4"
+		}
+		if has && strong == 0 {
+			strong = s
+		}
+		if !has && weak == 0 {
+			weak = s
+		}
+	}
+	r := play(t, e, strong, BaselineSingleAgent)
+	var res episodeResult
+	if err := json.Unmarshal(r.Artifacts["results.json"], &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Methods {
+		if res.Team[m.Owner] != "GPT-4" || !strings.HasPrefix(m.Source, "GPT-4/") {
+			t.Errorf("single_agent: %s owned by coder%d (%s), source %s; want GPT-4, the strongest, alone", m.Method, m.Owner, res.Team[m.Owner], m.Source)
+		}
+	}
+	if res.Backend != "replay" {
+		t.Errorf("results.json backend %q, want replay", res.Backend)
+	}
+	if r.Metrics[core.MetricPassRate] != 1 || r.Metrics[MetricClassPass] != 1 {
+		t.Errorf("single_agent with GPT-4 (always right): pass %v class %v", r.Metrics[core.MetricPassRate], r.Metrics[MetricClassPass])
+	}
+	if r.Metrics[MetricReplayedCalls] != 3 || r.Metrics[MetricExampleRuns] != 3 {
+		t.Errorf("single_agent: %v calls, %v example runs, want 3 and 3", r.Metrics[MetricReplayedCalls], r.Metrics[MetricExampleRuns])
+	}
+	// ChatGPT from the skeleton is wrong; its examples fail, the rewrite
+	// (m_iter once the dependencies are written, else c_t0) is right.
+	r = play(t, e, weak, BaselineSingleAgent)
+	if r.Metrics[core.MetricPassRate] != 1 || r.Metrics[MetricRewrites] != 3 {
+		t.Errorf("single_agent with ChatGPT: pass %v after %v rewrites, want 1 after 3", r.Metrics[core.MetricPassRate], r.Metrics[MetricRewrites])
+	}
+	// parallel_naive never runs examples and never rewrites.
+	r = play(t, e, weak, BaselineParallelNaive)
+	if r.Metrics[MetricExampleRuns] != 0 || r.Metrics[MetricRewrites] != 0 || r.Metrics[MetricReplayedCalls] != 3 {
+		t.Errorf("parallel_naive: %v runs, %v rewrites, %v calls", r.Metrics[MetricExampleRuns], r.Metrics[MetricRewrites], r.Metrics[MetricReplayedCalls])
+	}
+	// solo_Vicuna: Vicuna's replies hold no code: nothing passes.
+	r = play(t, e, strong, soloPrefix+"Vicuna")
+	if r.Metrics[core.MetricPassRate] != 0 || r.Metrics[MetricUnextracted] == 0 {
+		t.Errorf("solo_Vicuna: pass %v, unextracted %v", r.Metrics[core.MetricPassRate], r.Metrics[MetricUnextracted])
+	}
+	// test_escalate: the strongest rewrites what the others fail.
+	r = play(t, e, weak, BaselineEscalate)
+	if r.Metrics[core.MetricPassRate] < 2.0/3 {
+		t.Errorf("test_escalate on ChatGPT+Vicuna+CodeGeeX: pass %v", r.Metrics[core.MetricPassRate])
+	}
+	// deps_first writes in context (m_iter) whenever its model can.
+	r = play(t, e, weak, BaselineDepsFirst)
+	if !strings.Contains(string(r.Artifacts["results.json"]), "/m_iter") {
+		t.Errorf("deps_first wrote nothing in context: %s", r.Artifacts["results.json"])
+	}
+	// sop rewrites each failure at most once.
+	r = play(t, e, weak, BaselineSOP)
+	if err := json.Unmarshal(r.Artifacts["results.json"], &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Methods {
+		if m.Versions > 2 {
+			t.Errorf("sop: %s has %d versions, want at most 2", m.Method, m.Versions)
+		}
+	}
+	for _, name := range e.spec.Baselines {
+		r := play(t, e, weak, name)
+		if r.Metrics[core.MetricMakespan] <= 0 || r.Metrics[core.MetricReferenceMakespan] <= 0 {
+			t.Errorf("%s: makespan %v reference %v", name, r.Metrics[core.MetricMakespan], r.Metrics[core.MetricReferenceMakespan])
+		}
+		t.Logf("%-16s pass %.2f class %v makespan %.1f tokens %v dollars %.4f calls %v runs %v", name, r.Metrics[core.MetricPassRate], r.Metrics[MetricClassPass], r.Metrics[core.MetricMakespan], r.Metrics[core.MetricTokens], r.Metrics[MetricDollars], r.Metrics[MetricReplayedCalls], r.Metrics[MetricExampleRuns])
+	}
+}
+
+// The rate limit queues parallel calls.
+func TestFakeRateLimit(t *testing.T) {
+	withStrengths(t)
+	free := fakeEnv(t, map[string]any{"split": "all", "tokens_per_minute": 0, "requests_per_minute": 0})
+	tight := fakeEnv(t, map[string]any{"split": "all", "requests_per_minute": 1})
+	a := play(t, free, 4, BaselineParallelNaive)
+	b := play(t, tight, 4, BaselineParallelNaive)
+	if a.Metrics[MetricQueueS] != 0 || b.Metrics[MetricQueueS] < 60 || b.Metrics[core.MetricMakespan] < a.Metrics[core.MetricMakespan]+60 {
+		t.Errorf("queue %v/%v s, makespan %v/%v s without/with 1 request a minute", a.Metrics[MetricQueueS], b.Metrics[MetricQueueS], a.Metrics[core.MetricMakespan], b.Metrics[core.MetricMakespan])
+	}
+}
+
+// Bad params are errors that name the key.
+func TestBadParams(t *testing.T) {
+	for _, c := range []struct {
+		params map[string]any
+		key    string
+	}{
+		{map[string]any{"pool": []any{"GPT-4", "NoSuchModel"}, "agents": 2}, `"pool[1]"`},
+		{map[string]any{"agents": 9}, `"agents"`},
+		{map[string]any{"split": "test"}, `"split"`},
+		{map[string]any{"tokens_per_minute": -1}, `"tokens_per_minute"`},
+		{map[string]any{"dataset": "x.json"}, `"outputs_dir"`},
+		{map[string]any{"agentz": 2}, `agentz`},
+	} {
+		_, err := New(c.params)
+		if err == nil || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%v: err = %v, want one naming %s", c.params, err, c.key)
+		}
+	}
+}

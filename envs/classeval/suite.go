@@ -1,0 +1,275 @@
+package classeval
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/troupe-dev/troupe/envs/classeval/internal/suite"
+	"github.com/troupe-dev/troupe/internal/atomicfile"
+	"github.com/troupe-dev/troupe/internal/sandbox"
+)
+
+// suiteBackend binds the env's backend to package internal/suite: the
+// dataset and outputs it loaded, extracted once, and one Runner (whose
+// memo of sandbox results every env instance of the process shares).
+type suiteBackend struct {
+	ds    *suite.Dataset
+	out   *suite.Outputs
+	run   *suite.Runner
+	tasks []classTask
+	cls   []*suite.Class
+	// recs[model][task][method] are the recordings in replay order.
+	recs map[string][][][]recording
+	// Excluded lists the dataset's classes left out, with the reason.
+	excluded []suite.Exclusion
+	// cacheDir, when set, keeps every run's outcome on disk (see
+	// Params.CacheDir).
+	cacheDir string
+}
+
+// backends holds one backend per (dataset, outputs directory): loading and
+// extracting is done once per process, and the sandbox memo is shared by
+// every worker's env.
+var backends struct {
+	mu sync.Mutex
+	m  map[[3]string]*suiteBackend
+}
+
+// openBackend returns the backend of a dataset file and an outputs
+// directory ("" = the shipped ones), with its outcomes cached in cacheDir
+// ("" = in memory only).
+func openBackend(dataset, outputsDir, cacheDir string) (backend, error) {
+	backends.mu.Lock()
+	defer backends.mu.Unlock()
+	key := [3]string{dataset, outputsDir, cacheDir}
+	if b := backends.m[key]; b != nil {
+		return b, nil
+	}
+	b, err := loadSuiteBackend(dataset, outputsDir)
+	if err != nil {
+		return nil, err
+	}
+	if cacheDir != "" {
+		if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+			return nil, fmt.Errorf("params: key \"cache_dir\": %w", err)
+		}
+		b.cacheDir = cacheDir
+	}
+	if backends.m == nil {
+		backends.m = map[[3]string]*suiteBackend{}
+	}
+	backends.m[key] = b
+	return b, nil
+}
+
+func loadSuiteBackend(dataset, outputsDir string) (*suiteBackend, error) {
+	b := &suiteBackend{}
+	var err error
+	switch {
+	case dataset == "" && outputsDir == "":
+		if b.ds, err = suite.Embedded(); err == nil {
+			b.out, err = suite.EmbeddedOutputs()
+		}
+		if err == nil {
+			b.excluded, err = suite.EmbeddedExclusions()
+		}
+	case dataset != "" && outputsDir == "":
+		return nil, errors.New(`params: key "outputs_dir": needed with "dataset" (the completions of the dataset's classes, in ClassEval's outputs layout)`)
+	default:
+		if dataset == "" {
+			b.ds, err = suite.Embedded()
+		} else if b.ds, err = suite.LoadDataset(dataset); err != nil {
+			err = fmt.Errorf("params: key \"dataset\": %w", err)
+		}
+		if err == nil {
+			if b.out, err = suite.LoadOutputs(outputsDir, b.ds); err != nil {
+				err = fmt.Errorf("params: key \"outputs_dir\": %w", err)
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if b.run, err = sharedRunner(); err != nil {
+		return nil, err
+	}
+	skip := map[string]bool{}
+	for _, x := range b.excluded {
+		skip[x.Class] = true
+	}
+	for _, c := range b.ds.Classes {
+		if skip[c.ID] {
+			continue
+		}
+		t := classTask{ID: c.ID, Name: c.Name, Skeleton: c.Skeleton}
+		for _, m := range c.Methods {
+			t.Methods = append(t.Methods, classMethod{Name: m.Name, Deps: m.MethodDeps, Examples: m.ExampleCount})
+		}
+		b.tasks = append(b.tasks, t)
+		b.cls = append(b.cls, c)
+	}
+	if len(b.tasks) == 0 {
+		return nil, fmt.Errorf("params: key \"dataset\": %s has no class to play", b.ds.Source)
+	}
+	b.recs = map[string][][][]recording{}
+	for _, model := range b.out.Models() {
+		perTask := make([][][]recording, len(b.cls))
+		for t, c := range b.cls {
+			perTask[t] = make([][]recording, len(c.Methods))
+			for j, m := range c.Methods {
+				for _, mode := range suite.Modes {
+					for _, comp := range b.out.Completions(model, mode, c, m) {
+						perTask[t][j] = append(perTask[t][j], toRecording(comp))
+					}
+				}
+			}
+		}
+		b.recs[model] = perTask
+	}
+	return b, nil
+}
+
+// toRecording converts a suite completion.
+func toRecording(c suite.Completion) recording {
+	src := string(c.Mode)
+	if c.Mode == suite.ModeClassSampled {
+		src = fmt.Sprintf("%s#%d", c.Mode, c.Sample)
+	}
+	code := c.Source
+	if len(c.Helpers) > 0 {
+		code += "\n" + strings.Join(c.Helpers, "\n")
+	}
+	return recording{Source: src, Code: code, OK: c.Status != suite.NotExtracted, CompletionTokens: c.ReplyTokens, impl: c.Impl()}
+}
+
+var runner struct {
+	once sync.Once
+	r    *suite.Runner
+	err  error
+}
+
+// sharedRunner returns the process's Runner.
+func sharedRunner() (*suite.Runner, error) {
+	runner.once.Do(func() { runner.r, runner.err = suite.NewRunner(suite.RunnerConfig{}) })
+	return runner.r, runner.err
+}
+
+func (b *suiteBackend) Tasks() []classTask { return b.tasks }
+
+func (b *suiteBackend) Recordings(model string, t, m int) []recording {
+	if byTask := b.recs[model]; byTask != nil {
+		return byTask[t][m]
+	}
+	return nil
+}
+
+func (b *suiteBackend) HasMode(model, mode string) bool {
+	return b.out.HasMode(model, suite.Mode(mode))
+}
+
+func impls(recs []*recording) []suite.Impl {
+	out := make([]suite.Impl, len(recs))
+	for i, r := range recs {
+		if r != nil {
+			out[i] = r.impl
+		}
+	}
+	return out
+}
+
+// addrRe matches an object address in a Python repr.
+var addrRe = regexp.MustCompile(` at 0x[0-9a-fA-F]+`)
+
+// cacheVersion changes the cache's keys when what is stored changes.
+const cacheVersion = "classeval-cache-1"
+
+// cached returns the outcome stored for program p in the cache directory,
+// or computes it with run and stores it. The key is the SHA-256 of the
+// program (what the sandbox runs, which holds the class, the code and the
+// tests) and of the kind of outcome; outcomes are deterministic (the
+// suite's durations come from its shipped timings), so a stored one is
+// the one a run would give.
+func cached[T any](b *suiteBackend, kind string, p sandbox.Program, run func() (T, error)) (T, error) {
+	if b.cacheDir == "" {
+		return run()
+	}
+	h := sha256.Sum256([]byte(cacheVersion + "\x00" + kind + "\x00" + p.TaskID + "\x00" + p.Code + "\x00" + p.Test))
+	key := hex.EncodeToString(h[:])
+	path := filepath.Join(b.cacheDir, key[:2], key+".json")
+	var v T
+	if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &v) == nil {
+		return v, nil
+	}
+	v, err := run()
+	if err != nil {
+		return v, err
+	}
+	data, err := json.Marshal(v)
+	if err == nil {
+		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			err = atomicfile.WriteFile(path, data, 0o644)
+		}
+	}
+	if err != nil {
+		return v, fmt.Errorf("cache_dir: %w", err)
+	}
+	return v, nil
+}
+
+func (b *suiteBackend) RunExamples(t, m int, recs []*recording) (exampleRun, error) {
+	c := b.cls[t]
+	is := impls(recs)
+	return cached(b, "examples", b.run.ExamplesProgram(c, c.Methods[m], is), func() (exampleRun, error) {
+		r, err := b.run.RunExamples(context.Background(), c, c.Methods[m], is)
+		if err != nil {
+			return exampleRun{}, err
+		}
+		// Object addresses vary between processes; the report the agent
+		// reads (and whose tokens a rewrite's prompt pays) must not.
+		out := addrRe.ReplaceAllString(r.Report, " at 0x…")
+		if r.Pass {
+			out = fmt.Sprintf("%d examples, all passed", r.Attempted)
+		}
+		return exampleRun{Pass: r.Pass, Output: out, DurationS: r.DurationS}, nil
+	})
+}
+
+func (b *suiteBackend) Score(t int, recs []*recording) (classScore, error) {
+	c := b.cls[t]
+	is := impls(recs)
+	return cached(b, "tests", b.run.TestsProgram(c, is), func() (classScore, error) { return b.score(c, is) })
+}
+
+func (b *suiteBackend) score(c *suite.Class, is []suite.Impl) (classScore, error) {
+	r, err := b.run.RunTests(context.Background(), c, is)
+	if err != nil {
+		return classScore{}, err
+	}
+	s := classScore{MethodPass: r.MethodPass, ClassPass: r.ClassPass, Detail: make([]string, len(c.Methods))}
+	for j, m := range c.Methods {
+		s.Detail[j] = "passed"
+		for _, cr := range r.Cases {
+			if cr.Name == m.TestCase && !cr.Pass {
+				s.Detail[j] = cr.Detail
+			}
+		}
+		if m.TestCase == "" {
+			s.Detail[j] = "scored by the class-level TestCases"
+		}
+		if !s.MethodPass[j] && s.Detail[j] == "passed" {
+			s.Detail[j] = "failed (" + r.Program + ")"
+		}
+	}
+	return s, nil
+}
+
+func (b *suiteBackend) Tokens(text string) int { return suite.Tokens(text) }
