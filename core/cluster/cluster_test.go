@@ -119,6 +119,32 @@ func train(t *testing.T, text, out, url string, o cluster.Options, overrides ...
 	return testenv.MetricsWithoutTiming(t, filepath.Join(out, "metrics.jsonl")), p
 }
 
+// clusterSetup parses the project text, connects a cluster client for it
+// to the server at url and builds its setup; both close when the test
+// ends.
+func clusterSetup(ctx context.Context, t *testing.T, url, text string, o cluster.Options) (*cluster.Client, *agentfile.Built) {
+	t.Helper()
+	cfg, err := agentfile.Parse("agentfile.toml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := cfg.Resolved().Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.NewClient(ctx, connect(t, url), resolved, cfg.Plugins(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	b, err := cfg.Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return c, b
+}
+
 // startWorkers runs n workers, each on its own connection, with plugin
 // cache cache, until the test ends; hook (may be nil) is set on worker 0.
 func startWorkers(t *testing.T, url string, n int, o cluster.Options, cache string, hook func(cluster.Job) bool) []*cluster.Worker {
@@ -238,21 +264,7 @@ func TestPoisonJobFailsItsEpisode(t *testing.T) {
 	go func() { _ = w.Run(wctx); close(done) }()
 	defer func() { stop(); <-done }()
 
-	cfg, err := agentfile.Parse("agentfile.toml", []byte(strings.Replace(project, "CREDIT", "", 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resolved, _ := cfg.Resolved().Encode()
-	c, err := cluster.NewClient(ctx, connect(t, url), resolved, cfg.Plugins(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	b, err := cfg.Build(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	c, b := clusterSetup(ctx, t, url, strings.Replace(project, "CREDIT", "", 1), o)
 	tr, err := trainer.NewWithSampler(b.Setup, b.Train, c)
 	if err != nil {
 		t.Fatal(err)
@@ -339,21 +351,7 @@ func TestPluginsOnWorkers(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg, err := agentfile.Parse("agentfile.toml", []byte(strings.Replace(strings.Replace(project, "CREDIT", "", 1), "builtin:lbf", "grpc:"+bin, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resolved, _ := cfg.Resolved().Encode()
-	c, err := cluster.NewClient(ctx, connect(t, url), resolved, cfg.Plugins(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	b, err := cfg.Build(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	c, b := clusterSetup(ctx, t, url, strings.Replace(strings.Replace(project, "CREDIT", "", 1), "builtin:lbf", "grpc:"+bin, 1), o)
 	// Replaced, not rewritten: the trainer's plugin process runs the old one.
 	if err := os.WriteFile(bin+".new", append(data, 0), 0o755); err != nil {
 		t.Fatal(err)

@@ -4,13 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/internal/eventclock"
 	"github.com/troupe-dev/troupe/internal/ratelimit"
 )
 
@@ -239,6 +238,7 @@ type Env struct {
 	steps     int
 	methods   []*method
 	agents    []*agent
+	slots     []*eventclock.Slot // advance's scratch: the agents' slots
 	masks     [][]bool
 	tokens    int
 	dollars   float64
@@ -274,12 +274,11 @@ type method struct {
 
 // agent is one coder.
 type agent struct {
-	model     Model
-	strength  float64
-	busyUntil float64
-	submitted bool
-	effect    func()
-	notes     []string
+	model           Model
+	strength        float64
+	eventclock.Slot // busy until BusyUntil, when Effect lands the agent's work
+	submitted       bool
+	notes           []string
 }
 
 func (a *agent) note(s string) { a.notes = append(a.notes, s) }
@@ -480,7 +479,7 @@ func (e *Env) reference() {
 
 func (e *Env) free(i int) bool {
 	a := e.agents[i]
-	return !a.submitted && a.busyUntil <= e.now
+	return !a.submitted && a.BusyUntil <= e.now
 }
 
 // depsWritten reports whether every method j depends on has code.
@@ -712,12 +711,12 @@ func (e *Env) write(i, j int, r recording, prompt, verb string) {
 	m.owner, m.writing = i, true
 	key := a.model.Name + "/" + r.Source
 	m.used[key] = true
-	a.busyUntil = start + a.model.Latency(pt, ct)
+	a.BusyUntil = start + a.model.Latency(pt, ct)
 	if !r.OK {
 		e.unextract++
 	}
 	t0 := e.now
-	a.effect = func() {
+	a.Effect = func() {
 		m.writing, m.hasCode = false, true
 		m.rec, m.source, m.writer = &r, key, i
 		m.version++
@@ -753,9 +752,9 @@ func (e *Env) runExamples(i, j int) error {
 	if len(out) > e.p.OutputChars {
 		out = strings.ToValidUTF8(out[:e.p.OutputChars], "") + "\n[output cut]"
 	}
-	a.busyUntil = e.now + res.DurationS
+	a.BusyUntil = e.now + res.DurationS
 	version, t0 := m.version, e.now
-	a.effect = func() {
+	a.Effect = func() {
 		if m.version == version {
 			m.tested, m.pass, m.output = version, res.Pass, out
 		}
@@ -781,31 +780,11 @@ func (e *Env) allSubmitted() bool {
 // WaitS when nobody is busy) and lands the work finished by then, in order
 // of finishing time, then agent.
 func (e *Env) advance() {
-	next := math.Inf(1)
+	e.slots = e.slots[:0]
 	for _, a := range e.agents {
-		if a.busyUntil > e.now {
-			next = math.Min(next, a.busyUntil)
-		}
+		e.slots = append(e.slots, &a.Slot)
 	}
-	if math.IsInf(next, 1) {
-		if !e.allSubmitted() {
-			e.now += e.p.WaitS
-		}
-	} else {
-		e.now = next
-	}
-	var due []int
-	for i, a := range e.agents {
-		if a.effect != nil && a.busyUntil <= e.now {
-			due = append(due, i)
-		}
-	}
-	sort.SliceStable(due, func(x, y int) bool { return e.agents[due[x]].busyUntil < e.agents[due[y]].busyUntil })
-	for _, i := range due {
-		eff := e.agents[i].effect
-		e.agents[i].effect = nil
-		eff()
-	}
+	e.now = eventclock.Advance(e.now, e.p.WaitS, e.allSubmitted(), e.slots)
 }
 
 // Truncate ends the episode now and scores the work done so far.

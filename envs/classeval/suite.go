@@ -15,6 +15,7 @@ import (
 
 	"github.com/troupe-dev/troupe/envs/classeval/internal/suite"
 	"github.com/troupe-dev/troupe/internal/atomicfile"
+	"github.com/troupe-dev/troupe/internal/codetokens"
 	"github.com/troupe-dev/troupe/internal/sandbox"
 )
 
@@ -272,4 +273,4 @@ func (b *suiteBackend) score(c *suite.Class, is []suite.Impl) (classScore, error
 	return s, nil
 }
 
-func (b *suiteBackend) Tokens(text string) int { return suite.Tokens(text) }
+func (b *suiteBackend) Tokens(text string) int { return codetokens.Count(text) }

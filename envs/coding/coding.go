@@ -124,6 +124,8 @@ import (
 	"sync"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/internal/codetokens"
+	"github.com/troupe-dev/troupe/internal/eventclock"
 	"github.com/troupe-dev/troupe/internal/sandbox"
 )
 
@@ -293,6 +295,7 @@ type Env struct {
 	steps     int
 	fns       []*function
 	agents    []*agent
+	slots     []*eventclock.Slot // advance's scratch: the agents' slots
 	masks     [][]bool
 	tokens    int
 	llmCalls  int
@@ -324,11 +327,10 @@ type function struct {
 
 // agent is one coder.
 type agent struct {
-	busyUntil float64
-	submitted bool
-	effect    func() // lands the agent's work when busyUntil is reached
-	pend      *pending
-	notes     []string // the agent's own context: what it did and read
+	eventclock.Slot // busy until BusyUntil, when Effect lands the agent's work
+	submitted       bool
+	pend            *pending
+	notes           []string // the agent's own context: what it did and read
 }
 
 // pending is a text decision prepared by Prompt: what it works on and the
@@ -449,7 +451,7 @@ func (e *Env) latency(promptTokens, completionTokens int) float64 {
 
 func (e *Env) free(i int) bool {
 	a := e.agents[i]
-	return !a.submitted && a.busyUntil <= e.now
+	return !a.submitted && a.BusyUntil <= e.now
 }
 
 func (e *Env) unclaimed() int {
@@ -570,7 +572,7 @@ func (e *Env) features(i int) []float64 {
 	x[featTeamWritten], x[featTeamPassing], x[featTeamFailing], x[featPeerFailing] = written/F, passing/F, failingN/F, peerFail/F
 	var busy, done float64
 	for _, o := range e.agents {
-		busy += b(!o.submitted && o.busyUntil > e.now)
+		busy += b(!o.submitted && o.BusyUntil > e.now)
 		done += b(o.submitted)
 	}
 	x[featBusy], x[featDone] = busy/N, done/N
@@ -713,7 +715,7 @@ func (e *Env) release(i int) {
 func requestTokens(req core.ChatRequest) int {
 	n := 0
 	for _, m := range req.Messages {
-		n += approxTokens(m.Content) + 4
+		n += codetokens.Count(m.Content) + 4
 	}
 	return n
 }
@@ -791,7 +793,7 @@ func (e *Env) startText(i int, act core.Action) {
 	p := e.prepare(i, act.Decision)
 	pt, ct := act.Usage.PromptTokens, act.Usage.CompletionTokens
 	if pt == 0 && ct == 0 {
-		pt, ct = requestTokens(p.req), approxTokens(act.Text)
+		pt, ct = requestTokens(p.req), codetokens.Count(act.Text)
 	}
 	lat := act.Usage.Latency.Seconds()
 	if lat <= 0 {
@@ -799,17 +801,17 @@ func (e *Env) startText(i int, act core.Action) {
 	}
 	e.tokens += pt + ct
 	e.llmCalls++
-	a.busyUntil = e.now + lat
+	a.BusyUntil = e.now + lat
 	name := decisionSpecs[act.Decision].Name
 	if p.fn < 0 {
 		e.conflicts++
 		a.note(fmt.Sprintf("[%.1f s] %s: nothing left to do", e.now, name))
-		a.effect = nil
+		a.Effect = nil
 		return
 	}
 	f := e.fns[p.fn]
 	text, start := act.Text, e.now
-	a.effect = func() {
+	a.Effect = func() {
 		completion, ok := extractCompletion(text, f.info.task.EntryPoint)
 		switch {
 		case act.Decision == decImplement:
@@ -872,10 +874,10 @@ func (e *Env) startTests(jobs []testJob) error {
 		a, f, r := e.agents[j.agent], e.fns[j.fn], res[k]
 		out := e.testOutput(r)
 		e.testRuns++
-		e.tokens += approxTokens(out)
-		a.busyUntil = e.now + e.p.TestCostS
+		e.tokens += codetokens.Count(out)
+		a.BusyUntil = e.now + e.p.TestCostS
 		start, version := e.now, j.version
-		a.effect = func() {
+		a.Effect = func() {
 			f.tested, f.pass, f.output = version, r.OK(), out
 			if r.OK() {
 				f.repairs = 0
@@ -914,31 +916,11 @@ func (e *Env) testOutput(r sandbox.Result) string {
 // WaitS when nobody is busy) and lands the work finished by then, in order
 // of finishing time, then agent.
 func (e *Env) advance() {
-	next := math.Inf(1)
+	e.slots = e.slots[:0]
 	for _, a := range e.agents {
-		if a.busyUntil > e.now {
-			next = math.Min(next, a.busyUntil)
-		}
+		e.slots = append(e.slots, &a.Slot)
 	}
-	if math.IsInf(next, 1) {
-		if !e.allSubmitted() {
-			e.now += e.p.WaitS
-		}
-	} else {
-		e.now = next
-	}
-	var due []int
-	for i, a := range e.agents {
-		if a.effect != nil && a.busyUntil <= e.now {
-			due = append(due, i)
-		}
-	}
-	sort.SliceStable(due, func(x, y int) bool { return e.agents[due[x]].busyUntil < e.agents[due[y]].busyUntil })
-	for _, i := range due {
-		eff := e.agents[i].effect
-		e.agents[i].effect = nil
-		eff()
-	}
+	e.now = eventclock.Advance(e.now, e.p.WaitS, e.allSubmitted(), e.slots)
 }
 
 func (e *Env) visibleProgram(f *function) sandbox.Program {
@@ -1091,7 +1073,7 @@ func (e *Env) State() []float64 {
 		s = append(s, b(f.owner >= 0), b(f.hasCode), b(f.hasCode && f.tested == f.version && f.pass), b(f.hasCode && f.canonical), float64(f.owner+1)/N)
 	}
 	for _, a := range e.agents {
-		s = append(s, clip01((a.busyUntil-e.now)/math.Max(e.refTime, 1e-9)), b(a.submitted))
+		s = append(s, clip01((a.BusyUntil-e.now)/math.Max(e.refTime, 1e-9)), b(a.submitted))
 	}
 	return append(s, clip01(e.now/math.Max(e.refTime, 1e-9)/2), clip01(float64(e.tokens)/math.Max(float64(e.refTokens), 1)/4))
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/internal/codetokens"
 )
 
 // Simulate is the sim backend's stand-in for the agent's LLM (it makes Env
@@ -67,5 +68,5 @@ func (e *Env) Simulate(agent, decision int, req core.ChatRequest, rng *rand.Rand
 			return core.SimCompletion{}, fmt.Errorf("env coding: simulate: decision %d needs no text", decision)
 		}
 	}
-	return core.SimCompletion{Text: text, PromptTokens: requestTokens(req), CompletionTokens: approxTokens(text)}, nil
+	return core.SimCompletion{Text: text, PromptTokens: requestTokens(req), CompletionTokens: codetokens.Count(text)}, nil
 }

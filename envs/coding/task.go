@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/internal/codetokens"
 	"github.com/troupe-dev/troupe/internal/sandbox"
 )
 
@@ -82,7 +83,7 @@ func computeTask(sb *sandbox.Sandbox, t *Task, pool int) (*taskInfo, error) {
 	info.visible = harness(info.examples, false)
 	info.canonicalText = fence(t.CanonicalSolution)
 	info.refPromptTokens = requestTokens(implementRequest(t))
-	info.refCompletionTokens = approxTokens(info.canonicalText)
+	info.refCompletionTokens = codetokens.Count(info.canonicalText)
 	return info, nil
 }
 

@@ -1,6 +1,10 @@
 package coding
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/troupe-dev/troupe/internal/codetokens"
+)
 
 func TestExtractCompletion(t *testing.T) {
 	for _, tc := range []struct {
@@ -32,8 +36,8 @@ func TestApproxTokens(t *testing.T) {
 		{"", 0}, {"hello", 1}, {"hello world", 2}, {"a+b", 3}, {"f(x):", 4}, {"has_close_elements", 3},
 		{"        return x\n        y", 1 + 1 + 1 + 1 + 1 + 1}, {"for i in range(10):", 7},
 	} {
-		if got := approxTokens(tc.s); got != tc.want {
-			t.Errorf("approxTokens(%q) = %d, want %d", tc.s, got, tc.want)
+		if got := codetokens.Count(tc.s); got != tc.want {
+			t.Errorf("codetokens.Count(%q) = %d, want %d", tc.s, got, tc.want)
 		}
 	}
 	ds, err := HumanEval()
@@ -43,7 +47,7 @@ func TestApproxTokens(t *testing.T) {
 	chars, toks := 0, 0
 	for _, task := range ds.Tasks {
 		chars += len(task.Prompt) + len(task.CanonicalSolution)
-		toks += approxTokens(task.Prompt) + approxTokens(task.CanonicalSolution)
+		toks += codetokens.Count(task.Prompt) + codetokens.Count(task.CanonicalSolution)
 	}
 	r := float64(chars) / float64(toks)
 	t.Logf("%.2f characters per token on HumanEval", r)

@@ -395,16 +395,28 @@ func replaceWord(s, old, new string) string {
 	if old == new || old == "" {
 		return s
 	}
+	return replaceMatches(s, s, old, new)
+}
+
+// replaceFold replaces the word-bounded occurrences of old in s, matched
+// ignoring case, with new.
+func replaceFold(s, old, new string) string {
+	return replaceMatches(s, strings.ToLower(s), strings.ToLower(old), new)
+}
+
+// replaceMatches replaces in s, with new, the word-bounded occurrences of
+// word found in searched (s itself, or its lower-case copy).
+func replaceMatches(s, searched, word, new string) string {
 	var b strings.Builder
 	from := 0
 	for {
-		i := indexWord(s, old, from)
+		i := indexWord(searched, word, from)
 		if i < 0 {
 			break
 		}
 		b.WriteString(s[from:i])
 		b.WriteString(new)
-		from = i + len(old)
+		from = i + len(word)
 	}
 	b.WriteString(s[from:])
 	return b.String()

@@ -259,25 +259,6 @@ func currentHeading(text string, want []OutlineHeading, idx int) string {
 	return ""
 }
 
-// replaceFold replaces the word-bounded occurrences of old in s, matched
-// ignoring case, with new.
-func replaceFold(s, old, new string) string {
-	ls, lo := strings.ToLower(s), strings.ToLower(old)
-	var b strings.Builder
-	from := 0
-	for {
-		i := indexWord(ls, lo, from)
-		if i < 0 {
-			break
-		}
-		b.WriteString(s[from:i])
-		b.WriteString(new)
-		from = i + len(old)
-	}
-	b.WriteString(s[from:])
-	return b.String()
-}
-
 // restatable returns the first prose paragraph of src of at least 20
 // words (the one a writer who has not read the unit would restate), or "".
 func restatable(src string) string {

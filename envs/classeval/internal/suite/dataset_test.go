@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-dev/troupe/internal/codetokens"
 )
 
 // TestEmbeddedDataset checks the shipped dataset's shape and the fixes the
@@ -183,8 +185,8 @@ func TestTokens(t *testing.T) {
 		s    string
 		want int
 	}{{"", 0}, {"hello world", 2}, {"f(x):", 4}, {"        return x\n        y", 6}} {
-		if got := Tokens(tc.s); got != tc.want {
-			t.Errorf("Tokens(%q) = %d, want %d", tc.s, got, tc.want)
+		if got := codetokens.Count(tc.s); got != tc.want {
+			t.Errorf("codetokens.Count(%q) = %d, want %d", tc.s, got, tc.want)
 		}
 	}
 	out, _ := EmbeddedOutputs()

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/troupe-dev/troupe/internal/codetokens"
 )
 
 // Mode is how a model generated its code (ClassEval's generation
@@ -300,11 +302,11 @@ func extractTask(c *Class, t *rawOutput, mode Mode) ([][]Completion, error) {
 			return nil, fmt.Errorf("predict: empty")
 		}
 		for s, pred := range t.Predict {
-			rt := Tokens(pred)
+			rt := codetokens.Count(pred)
 			parsed := parseReply(pred)
 			for j, m := range c.Methods {
 				x := parsed.extract(c, m, false)
-				out[j] = append(out[j], Completion{Extraction: x, Mode: mode, Sample: s, Tokens: Tokens(x.Source), ReplyTokens: rt})
+				out[j] = append(out[j], Completion{Extraction: x, Mode: mode, Sample: s, Tokens: codetokens.Count(x.Source), ReplyTokens: rt})
 			}
 		}
 		return out, nil
@@ -320,7 +322,7 @@ func extractTask(c *Class, t *rawOutput, mode Mode) ([][]Completion, error) {
 			continue
 		}
 		x := Extract(r, c, m)
-		out[j] = []Completion{{Extraction: x, Mode: mode, Tokens: Tokens(x.Source), ReplyTokens: Tokens(cleanReply(r))}}
+		out[j] = []Completion{{Extraction: x, Mode: mode, Tokens: codetokens.Count(x.Source), ReplyTokens: codetokens.Count(cleanReply(r))}}
 	}
 	return out, nil
 }
