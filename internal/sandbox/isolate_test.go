@@ -196,10 +196,28 @@ func TestIsolationHidesHomeRepositoryAndData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	paths := []string{key, repoFile}
+	// A world-readable host file outside every bind: what the repository
+	// is wherever the checkout's own directories let others in. The
+	// control reads it even when the checkout is not readable by the
+	// run's uid (a clone in a 0700 mktemp directory).
+	hostDir, err := os.MkdirTemp("", "troupe-host-file-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(hostDir) })
+	if err := os.Chmod(hostDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hostFile := filepath.Join(hostDir, "hidden-tests.py")
+	if err := os.WriteFile(hostFile, []byte("# a dataset's hidden tests\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{key, repoFile, hostFile}
+	readable := []string{hostFile} // by the control run
 	data := "/work/shared/data/HumanEval.jsonl.gz"
 	if _, err := os.Stat(data); err == nil {
 		paths = append(paths, data)
+		readable = append(readable, data)
 	}
 	if h, err := os.UserHomeDir(); err == nil {
 		paths = append(paths, h)
@@ -218,12 +236,13 @@ func TestIsolationHidesHomeRepositoryAndData(t *testing.T) {
 		}
 	}
 
-	// Control: unisolated, the key, the repository and the data are read.
-	got = tryAll(t, c, read, paths[:min(3, len(paths))])
+	// Control: unisolated, the key, the world-readable host file and the
+	// data are read.
+	got = tryAll(t, c, read, append([]string{key}, readable...))
 	if !strings.Contains(got[key], secret) {
 		t.Errorf("control: unisolated run did not read the key (%s): the probe proves nothing", got[key])
 	}
-	for _, p := range paths[1:min(3, len(paths))] {
+	for _, p := range readable {
 		if !strings.HasPrefix(got[p], "ok") {
 			t.Errorf("control: unisolated run did not read %s (%s)", p, got[p])
 		}
