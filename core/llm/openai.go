@@ -16,11 +16,11 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 	"go.opentelemetry.io/otel/attribute"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/internal/genai"
 )
 
 // Retry backoff of the openai backend: attempt k waits a uniformly random
@@ -206,6 +206,10 @@ func (e *CallError) Error() string {
 	return s
 }
 
+// CallTraffic returns e.Traffic, for those that see e only as an error
+// (core/telemetry records it on the call's span).
+func (e *CallError) CallTraffic() core.Traffic { return e.Traffic }
+
 // Unwrap returns context.Canceled, context.DeadlineExceeded or ErrClosed
 // when the call ended for that reason, else nil.
 func (e *CallError) Unwrap() error { return e.cause }
@@ -266,10 +270,6 @@ func (o *openAIClient) Chat(ctx context.Context, req core.ChatRequest) (core.Cha
 		o.acc.RecordFailure(req.Agent, 0)
 		return core.ChatResponse{}, &CallError{Endpoint: o.endpoint, msg: err.Error()}
 	}
-	if span := trace.SpanFromContext(ctx); span.IsRecording() && oreq.Seed != nil {
-		// The seed as sent (see buildRequest), over core/telemetry's.
-		span.SetAttributes(semconv.GenAIRequestSeed(*oreq.Seed))
-	}
 	estimate := EstimatePromptTokens(req.Messages) + max(req.MaxTokens, 0)
 	var traffic core.Traffic
 	for attempt := 0; ; attempt++ {
@@ -281,8 +281,8 @@ func (o *openAIClient) Chat(ctx context.Context, req core.ChatRequest) (core.Cha
 		if aerr == nil {
 			text := resp.Choices[0].Message.Content
 			if span := trace.SpanFromContext(ctx); span.IsRecording() {
-				span.SetAttributes(semconv.GenAIResponseModel(resp.Model), semconv.GenAIResponseID(resp.ID),
-					semconv.GenAIResponseFinishReasons(string(resp.Choices[0].FinishReason)))
+				// The chat span of core/telemetry, when tracing is on.
+				setResponseAttrs(span, oreq, resp)
 			}
 			u := core.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens, Backend: string(BackendOpenAI)}
 			estimated := u.PromptTokens == 0 && u.CompletionTokens == 0
@@ -316,9 +316,9 @@ func (o *openAIClient) Chat(ctx context.Context, req core.ChatRequest) (core.Cha
 		delay := o.backoff(attempt, aerr.retryAfter)
 		if span := trace.SpanFromContext(ctx); span.IsRecording() {
 			// The chat span of core/telemetry, when tracing is on.
-			span.AddEvent("gen_ai.client.retry", trace.WithAttributes(attribute.Int("troupe.llm.attempt", attempt+1),
-				semconv.HTTPResponseStatusCode(aerr.status), attribute.Float64("troupe.llm.retry_delay_s", delay.Seconds()),
-				attribute.Bool("troupe.llm.retry_after", aerr.retryAfter > 0), attribute.String("troupe.llm.error", o.redact(aerr.msg))))
+			span.AddEvent(genai.EventRetry, trace.WithAttributes(genai.Attempt.Int(attempt+1),
+				genai.HTTPStatusCode.Int(aerr.status), genai.RetryDelay.Float64(delay.Seconds()),
+				genai.RetryAfter.Bool(aerr.retryAfter > 0), genai.RetryError.String(o.redact(aerr.msg))))
 		}
 		if o.cfg.Logger != nil {
 			o.cfg.Logger.Warn("llm call retrying", "backend", string(BackendOpenAI), "endpoint", o.endpoint,
@@ -474,3 +474,16 @@ func (o *openAIClient) buildRequest(req core.ChatRequest) (openai.ChatCompletion
 
 // DefaultModel returns the configured model.
 func (o *openAIClient) DefaultModel() string { return o.cfg.Model }
+
+// setResponseAttrs sets on a call's chat span what only the client knows:
+// the seed as sent (see buildRequest; it replaces core/telemetry's), the
+// response's model and id and the finish reason, in one SetAttributes.
+func setResponseAttrs(span trace.Span, oreq openai.ChatCompletionRequest, resp openai.ChatCompletionResponse) {
+	kv := [4]attribute.KeyValue{genai.ResponseModel.String(resp.Model), genai.ResponseID.String(resp.ID),
+		genai.ResponseFinishReasons.StringSlice([]string{string(resp.Choices[0].FinishReason)})}
+	n := 3
+	if oreq.Seed != nil {
+		kv[n], n = genai.RequestSeed.Int(*oreq.Seed), n+1
+	}
+	span.SetAttributes(kv[:n]...)
+}

@@ -102,6 +102,7 @@ func (p *Pool) play(ctx context.Context, jobs []Job, mkActor func(w *worker) (ac
 				} else {
 					var ectx context.Context
 					ectx, span = p.setup.Telemetry.StartEpisode(ctx, w.spec.Name, j.Task, j.Rollout)
+					w.traceBackends(span)
 					res, err = w.run(ectx, j.Task, j.Rollout, a, record, nil)
 					if err != nil {
 						span.End(err)
@@ -242,4 +243,20 @@ func newActorFor(name string, trained actor) func(w *worker) (actor, error) {
 		}
 		return baselineActor{b: b, name: name, n: len(w.spec.Decisions)}, nil
 	}
+}
+
+// traceBackends puts the agents' LLM backends on the episode span s
+// (troupe.llm.backend: "sim", "openai", "replay:openai", …, the distinct
+// ones in agent order, comma-separated).
+func (w *worker) traceBackends(s telemetry.Span) {
+	if !s.Recording() {
+		return
+	}
+	var names []string
+	for i := range w.spec.NumAgents() {
+		if n := w.setup.agentLLM(i).backendName(); !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	s.SetBackend(strings.Join(names, ","))
 }

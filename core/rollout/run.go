@@ -35,6 +35,7 @@ func RunEpisode(ctx context.Context, s Setup, trained *policy.Policy, baseline s
 		return EpisodeResult{}, err
 	}
 	ectx, span := s.Telemetry.StartEpisode(ctx, w.spec.Name, seed, RolloutSeed(seed, 0))
+	w.traceBackends(span)
 	res, err := w.run(ectx, seed, RolloutSeed(seed, 0), act, false, observe)
 	if err != nil {
 		span.End(err)

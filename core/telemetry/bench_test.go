@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -14,6 +16,11 @@ import (
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/agentfile"
@@ -31,35 +38,85 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // collector is a stand-in for an OTLP/HTTP collector: it reads and
-// accepts every export.
-func collector(b *testing.B) (string, *atomic.Int64) {
-	var bytes atomic.Int64
+// accepts every export and keeps the trace exports' bodies. Its count
+// decodes them to count their spans; it is called after the CPU time is
+// taken, so that the collector's decoding, which runs in the benchmark's
+// process, is not counted as the exporting side's cost.
+func collector(b *testing.B) (url string, count func() int64) {
+	var mu sync.Mutex
+	var bodies [][]byte
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n, _ := io.Copy(io.Discard, r.Body)
-		bytes.Add(n)
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if r.URL.Path == "/v1/traces" {
+			mu.Lock()
+			bodies = append(bodies, body)
+			mu.Unlock()
+		}
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		w.WriteHeader(http.StatusOK)
 	}))
 	b.Cleanup(srv.Close)
-	return srv.URL, &bytes
+	return srv.URL, func() int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		var n int64
+		for _, body := range bodies {
+			var req colltrace.ExportTraceServiceRequest
+			if err := proto.Unmarshal(body, &req); err != nil {
+				b.Fatalf("the collector got a trace export it cannot decode: %v", err)
+			}
+			for _, rs := range req.ResourceSpans {
+				for _, ss := range rs.ScopeSpans {
+					n += int64(len(ss.Spans))
+				}
+			}
+		}
+		return n
+	}
 }
 
-// discard is a span exporter that drops what it is given.
-type discard struct{}
+// counting is a span exporter that counts and drops what it is given.
+type counting struct{ spans atomic.Int64 }
 
-func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
-func (discard) Shutdown(context.Context) error                             { return nil }
+func (c *counting) ExportSpans(_ context.Context, s []sdktrace.ReadOnlySpan) error {
+	c.spans.Add(int64(len(s)))
+	return nil
+}
+func (*counting) Shutdown(context.Context) error { return nil }
+
+// openAILike answers at once, and sets on the chat span what the OpenAI
+// client sets on it (core/llm/openai.go: the seed as sent, the response
+// model, id and finish reasons), so that the benchmark pays for the
+// attributes a real call adds.
+type openAILike struct{}
+
+func (openAILike) Chat(ctx context.Context, req core.ChatRequest) (core.ChatResponse, error) {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(semconv.GenAIRequestSeed(int(req.Seed)))
+		span.SetAttributes(semconv.GenAIResponseModel(req.Model), semconv.GenAIResponseID("chatcmpl-1"), semconv.GenAIResponseFinishReasons("stop"))
+	}
+	return core.ChatResponse{Text: "ok", Usage: core.Usage{PromptTokens: 10, CompletionTokens: 5, Backend: "openai"}}, nil
+}
+
+// spansPerCall is what one call makes: an invoke_agent and a chat span.
+const spansPerCall = 2
 
 // BenchmarkChatOverhead measures the CPU time telemetry adds to one LLM
 // call: an invoke_agent and a chat span with their attributes, the two
 // histograms, and the OTLP/HTTP export of it all to a local collector
-// stand-in (the flush at the end is inside the measurement). The LLM is a
-// fake that answers at once, so cpu-ns/call is the telemetry's own cost
-// (off: the bare call).
+// stand-in (the flush at the end is inside the measurement). The LLM
+// answers at once, so cpu-ns/call is the telemetry's own cost (off: the
+// bare call). The span queue holds every span of the run, and the
+// benchmark fails unless every span reached the exporter: a figure
+// measured while the queue drops spans is too low.
 func BenchmarkChatOverhead(b *testing.B) {
 	req := core.ChatRequest{Model: "m", Messages: []core.Message{{Role: "user", Content: "write"}}, MaxTokens: 64, Temperature: 0.7, Seed: 42, Decision: "write"}
-	run := func(b *testing.B, tel *telemetry.Telemetry) {
-		l := tel.WrapLLM(fakeLLM{}, telemetry.Caller{AgentName: "writer-0", Backend: "openai", BaseURL: "http://127.0.0.1:8000/v1"})
+	run := func(b *testing.B, tel *telemetry.Telemetry, exported func() int64) {
+		l := tel.WrapLLM(openAILike{}, telemetry.Caller{AgentName: "writer-0", Backend: "openai", BaseURL: "http://127.0.0.1:8000/v1"})
 		ctx, ep := tel.StartEpisode(context.Background(), "bench", 1, 2)
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -74,29 +131,38 @@ func BenchmarkChatOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/call")
+		if exported != nil {
+			if made, got := int64(spansPerCall*b.N+1), exported(); got != made {
+				b.Fatalf("%d spans made, %d exported: the queue dropped spans", made, got)
+			}
+		}
 	}
-	b.Run("off", func(b *testing.B) { run(b, nil) })
+	// Every span of a run of up to 500 000 calls fits in the queue (b.N
+	// is not known before b.Loop ends).
+	const queue = 1 << 20
+	b.Run("off", func(b *testing.B) { run(b, nil, nil) })
 	b.Run("spans-discarded", func(b *testing.B) {
-		// The spans and metric points made, batched and dropped: the
-		// cost without the OTLP encoding and HTTP.
-		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
+		// The spans and metric points made, batched and dropped by the
+		// exporter: the cost without the OTLP encoding and HTTP.
+		exp := &counting{}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithMaxQueueSize(queue)))
 		tel, err := telemetry.New(telemetry.Config{Exporter: telemetry.ExporterOTLP}, tp, sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))
 		if err != nil {
 			b.Fatal(err)
 		}
-		run(b, tel)
-		_ = tp.Shutdown(context.Background())
+		run(b, tel, func() int64 {
+			_ = tp.Shutdown(context.Background())
+			return exp.spans.Load()
+		})
 	})
 	b.Run("otlp-http", func(b *testing.B) {
-		url, sent := collector(b)
+		url, count := collector(b)
+		b.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", strconv.Itoa(queue))
 		tel, err := telemetry.Start(context.Background(), telemetry.Config{Exporter: telemetry.ExporterOTLP, Protocol: telemetry.ProtocolHTTP, Endpoint: url})
 		if err != nil {
 			b.Fatal(err)
 		}
-		run(b, tel)
-		if sent.Load() == 0 {
-			b.Fatal("nothing reached the collector")
-		}
+		run(b, tel, count)
 	})
 }
 

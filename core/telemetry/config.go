@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"cmp"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -57,6 +58,11 @@ type Config struct {
 	// for those who scrape; with the exporter "none" it is metrics only.
 	// "" (the default) serves none.
 	Prometheus string `toml:"prometheus"`
+	// Output is where the stdout exporter writes, chosen by the program,
+	// not the agentfile: troupe train writes to the run directory's
+	// telemetry.jsonl, eval and run to stderr, so that the JSON is not
+	// mixed into what the terminal shows. Nil is os.Stdout.
+	Output io.Writer `toml:"-"`
 }
 
 // off reports whether c makes no spans and no metrics.

@@ -3,20 +3,26 @@ package telemetry
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"maps"
 	"math"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/internal/genai"
 )
 
 // Provider names of the LLMs that are no service: the simulated LLM and
@@ -49,11 +55,12 @@ func (t *Telemetry) WrapLLM(l core.LLM, c Caller) core.LLM {
 		return l
 	}
 	w := &tracedLLM{t: t, inner: l, provider: ProviderName(c.Backend)}
-	w.agentName = "invoke_agent " + c.AgentName
-	w.agentAttrs = []attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(c.AgentName), semconv.GenAIAgentID(strconv.Itoa(c.AgentID))}
+	w.agentName = genai.SpanInvokeAgent + c.AgentName
+	w.agentAttrs = []attribute.KeyValue{genai.OperationInvokeAgent, genai.AgentName.String(c.AgentName), genai.AgentID.String(strconv.Itoa(c.AgentID))}
 	if host, port, ok := hostPort(c.BaseURL); ok {
-		w.server = []attribute.KeyValue{semconv.ServerAddress(host), semconv.ServerPort(port)}
+		w.server = []attribute.KeyValue{genai.ServerAddress.String(host), genai.ServerPort.Int(port)}
 	}
+	w.decisions.Store(&map[string][]attribute.KeyValue{})
 	return w
 }
 
@@ -91,7 +98,12 @@ func hostPort(base string) (string, int, bool) {
 	return host, port, true
 }
 
-// tracedLLM is an LLM whose calls are traced.
+// tracedLLM is an LLM whose calls are traced. What does not change from
+// call to call (span names, the invoke_agent span's attributes by
+// decision, the chat span's by model, the metric points' attribute sets)
+// is built once and reused, and the attributes that do change are
+// gathered in a pooled buffer: a call makes only the allocations of the
+// SDK's two spans.
 type tracedLLM struct {
 	t          *Telemetry
 	inner      core.LLM
@@ -99,94 +111,147 @@ type tracedLLM struct {
 	agentName  string
 	agentAttrs []attribute.KeyValue
 	server     []attribute.KeyValue
-	sets       atomic.Pointer[metricSets]
+	// decisions holds the invoke_agent attributes by decision, replaced
+	// (copied, never changed) when a decision is new.
+	decisions atomic.Pointer[map[string][]attribute.KeyValue]
+	// model holds what is built for the last model and provider.
+	model atomic.Pointer[modelSets]
 }
+
+// modelSets is what the spans and metric points of one model and provider
+// share.
+type modelSets struct {
+	model, provider string
+	// chatName is the chat span's name, chatAttrs its attributes that
+	// depend on the model alone.
+	chatName  string
+	chatAttrs []attribute.KeyValue
+	// input, output and duration are the options of a successful call's
+	// metric points.
+	input, output, duration []metric.RecordOption
+}
+
+// modelSets returns the sets of model and provider, made once and kept
+// while they stay the same (an agent's model seldom changes): building an
+// attribute set sorts and allocates.
+func (l *tracedLLM) modelSets(model, provider string) *modelSets {
+	if ms := l.model.Load(); ms != nil && ms.model == model && ms.provider == provider {
+		return ms
+	}
+	base := append([]attribute.KeyValue{genai.OperationChat, genai.ProviderName.String(provider), genai.RequestModel.String(model)}, l.server...)
+	with := func(extra ...attribute.KeyValue) []metric.RecordOption {
+		set := attribute.NewSet(append(slices.Clone(base), extra...)...)
+		return []metric.RecordOption{metric.WithAttributeSet(set)}
+	}
+	ms := &modelSets{model: model, provider: provider, chatName: genai.SpanChat + model, chatAttrs: base,
+		input: with(genai.TokenTypeInput), output: with(genai.TokenTypeOutput), duration: with()}
+	l.model.Store(ms)
+	return ms
+}
+
+// decisionAttrs returns the invoke_agent attributes of decision.
+func (l *tracedLLM) decisionAttrs(decision string) []attribute.KeyValue {
+	m := l.decisions.Load()
+	if a, ok := (*m)[decision]; ok {
+		return a
+	}
+	a := append(slices.Clone(l.agentAttrs), genai.Decision.String(decision))
+	next := maps.Clone(*m)
+	next[decision] = a
+	l.decisions.Store(&next) // a lost race only rebuilds an entry
+	return a
+}
+
+// attrBuf is a pooled buffer of a call's attributes; the SDK copies what
+// it is given, so a buffer is reused as soon as the call returns.
+type attrBuf struct{ kv []attribute.KeyValue }
+
+var attrBufs = sync.Pool{New: func() any { return &attrBuf{kv: make([]attribute.KeyValue, 0, 24)} }}
+
+// trafficError is a failed call's error that says what it cost on the
+// wire (core/llm's *CallError).
+type trafficError interface{ CallTraffic() core.Traffic }
+
+// chatKind is the chat span's start option.
+var chatKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 
 // Chat calls the inner LLM inside an invoke_agent span and a chat span.
 func (l *tracedLLM) Chat(ctx context.Context, req core.ChatRequest) (core.ChatResponse, error) {
 	tr := l.t.tracer
-	ctx, agent := tr.Start(ctx, l.agentName, trace.WithAttributes(append(l.agentAttrs[:len(l.agentAttrs):len(l.agentAttrs)],
-		attribute.String("troupe.decision", req.Decision))...))
+	ctx, agent := tr.Start(ctx, l.agentName)
 	defer agent.End()
-	attrs := make([]attribute.KeyValue, 0, 8+len(l.server))
-	attrs = append(attrs, semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(l.provider),
-		semconv.GenAIRequestModel(req.Model), semconv.GenAIRequestTemperature(req.Temperature))
+	agent.SetAttributes(l.decisionAttrs(req.Decision)...)
+	ms := l.modelSets(req.Model, l.provider)
+	buf := attrBufs.Get().(*attrBuf)
+	defer attrBufs.Put(buf)
+	attrs := append(buf.kv[:0], ms.chatAttrs...)
+	attrs = append(attrs, genai.RequestTemperature.Float64(req.Temperature))
 	if req.MaxTokens > 0 {
-		attrs = append(attrs, semconv.GenAIRequestMaxTokens(req.MaxTokens))
+		attrs = append(attrs, genai.RequestMaxTokens.Int(req.MaxTokens))
 	}
 	if req.Seed != 0 && req.Seed <= math.MaxInt64 {
-		attrs = append(attrs, semconv.GenAIRequestSeedKey.Int64(int64(req.Seed)))
+		attrs = append(attrs, genai.RequestSeed.Int64(int64(req.Seed)))
 	}
-	attrs = append(attrs, l.server...)
 	if l.t.cfg.CaptureContent {
-		attrs = append(attrs, semconv.GenAIInputMessagesKey.String(messagesJSON(req.Messages)))
+		attrs = append(attrs, genai.InputMessages.String(messagesJSON(req.Messages)))
 	}
-	ctx, span := tr.Start(ctx, "chat "+req.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, span := tr.Start(ctx, ms.chatName, chatKind...)
+	span.SetAttributes(attrs...)
 	start := time.Now()
 	resp, err := l.inner.Chat(ctx, req)
 	seconds := time.Since(start).Seconds()
 
-	// What the call came to, set at once: each SetAttributes grows the
+	// What the call came to, set at once: each SetAttributes may grow the
 	// span's attributes.
-	end := make([]attribute.KeyValue, 0, 8)
+	attrs = attrs[:0]
 	provider := l.provider
 	if resp.Usage.Backend != "" {
-		provider = ProviderName(resp.Usage.Backend)
-		if provider != l.provider {
-			end = append(end, semconv.GenAIProviderNameKey.String(provider))
+		if provider = ProviderName(resp.Usage.Backend); provider != l.provider {
+			attrs = append(attrs, genai.ProviderName.String(provider))
+			ms = l.modelSets(req.Model, provider)
 		}
 	}
+	traffic := resp.Traffic
 	if err != nil {
+		var te trafficError
+		if errors.As(err, &te) {
+			traffic = te.CallTraffic()
+		}
 		et := semconv.ErrorType(err)
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
-		end = append(end, et)
+		attrs = append(attrs, et)
 		agent.SetStatus(codes.Error, err.Error())
-		kv := append([]attribute.KeyValue{semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(provider),
-			semconv.GenAIRequestModel(req.Model), et}, l.server...)
+		kv := append(slices.Clone(ms.chatAttrs), et)
 		l.t.duration.RecordSet(ctx, seconds, attribute.NewSet(kv...))
 	} else {
-		end = append(end, semconv.GenAIUsageInputTokens(resp.Usage.PromptTokens), semconv.GenAIUsageOutputTokens(resp.Usage.CompletionTokens))
-		if l.t.cfg.CaptureContent {
-			end = append(end, semconv.GenAIOutputMessagesKey.String(messagesJSON([]core.Message{{Role: "assistant", Content: resp.Text}})))
+		if virtual(provider) {
+			// The simulated LLM answers at once and a replay reads a
+			// file: their time is the latency they charge the env.
+			seconds = resp.Usage.Latency.Seconds()
 		}
-		ms := l.metricSets(req.Model, provider)
-		l.t.tokenUsage.RecordSet(ctx, int64(resp.Usage.PromptTokens), ms.input)
-		l.t.tokenUsage.RecordSet(ctx, int64(resp.Usage.CompletionTokens), ms.output)
-		l.t.duration.RecordSet(ctx, seconds, ms.duration)
+		attrs = append(attrs, genai.UsageInputTokens.Int(resp.Usage.PromptTokens), genai.UsageOutputTokens.Int(resp.Usage.CompletionTokens),
+			genai.Latency.Float64(resp.Usage.Latency.Seconds()))
+		if l.t.cfg.CaptureContent {
+			attrs = append(attrs, genai.OutputMessages.String(messagesJSON([]core.Message{{Role: "assistant", Content: resp.Text}})))
+		}
+		l.t.tokenUsage.Int64Histogram.Record(ctx, int64(resp.Usage.PromptTokens), ms.input...)
+		l.t.tokenUsage.Int64Histogram.Record(ctx, int64(resp.Usage.CompletionTokens), ms.output...)
+		l.t.duration.Float64Histogram.Record(ctx, seconds, ms.duration...)
 	}
-	if tf := resp.Traffic; tf.Requests > 0 {
-		end = append(end, attribute.Int("troupe.llm.requests", tf.Requests), attribute.Int("troupe.llm.retries", tf.Retries),
-			attribute.Int("troupe.llm.rate_limited", tf.RateLimited), attribute.Float64("troupe.llm.wait_s", tf.WaitSeconds))
+	if traffic.Requests > 0 {
+		attrs = append(attrs, genai.Requests.Int(traffic.Requests), genai.Retries.Int(traffic.Retries), genai.RateLimited.Int(traffic.RateLimited),
+			genai.ServerErrors.Int(traffic.ServerErrors), genai.Timeouts.Int(traffic.Timeouts), genai.Wait.Float64(traffic.WaitSeconds))
 	}
-	span.SetAttributes(end...)
+	span.SetAttributes(attrs...)
 	span.End()
+	buf.kv = attrs[:0]
 	return resp, err
 }
 
-// metricSets are the attributes of a successful call's metric points.
-type metricSets struct {
-	model, provider         string
-	input, output, duration attribute.Set
-}
-
-// metricSets returns the attribute sets of model and provider, made once
-// and kept while they stay the same (an agent's model seldom changes):
-// building a set sorts and allocates, the most of a point's cost.
-func (l *tracedLLM) metricSets(model, provider string) *metricSets {
-	if ms := l.sets.Load(); ms != nil && ms.model == model && ms.provider == provider {
-		return ms
-	}
-	base := append([]attribute.KeyValue{semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(provider),
-		semconv.GenAIRequestModel(model)}, l.server...)
-	with := func(extra attribute.KeyValue) attribute.Set {
-		return attribute.NewSet(append(append([]attribute.KeyValue(nil), base...), extra)...)
-	}
-	ms := &metricSets{model: model, provider: provider, input: with(semconv.GenAITokenTypeInput),
-		output: with(semconv.GenAITokenTypeOutput), duration: attribute.NewSet(base...)}
-	l.sets.Store(ms)
-	return ms
-}
+// virtual reports whether provider's calls take virtual time (the
+// simulated LLM, replayed completions).
+func virtual(provider string) bool { return provider == ProviderSim || provider == ProviderReplay }
 
 // messagesJSON writes messages in the form of gen_ai.input.messages:
 // [{"role": …, "parts": [{"type": "text", "content": …}]}].

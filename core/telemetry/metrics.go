@@ -7,7 +7,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/troupe-dev/troupe/internal/genai"
 )
 
 // The names of the training metrics, one point per iteration.
@@ -69,7 +70,7 @@ func (s Span) Iteration(ctx context.Context, f Figures) {
 	ti := &s.t.training
 	ti.reward.Record(ctx, f.RewardMean)
 	for _, name := range sortedKeys(f.Components) {
-		ti.component.Record(ctx, f.Components[name], metric.WithAttributes(semconv.GenAIEvaluationName(name)))
+		ti.component.Record(ctx, f.Components[name], metric.WithAttributes(genai.EvaluationName.String(name)))
 	}
 	ti.kl.Record(ctx, f.KL)
 	ti.clip.Record(ctx, f.ClipFraction)

@@ -19,13 +19,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
@@ -44,6 +44,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/internal/genai"
 )
 
 // instrumentation is the name of troupe's tracer and meter.
@@ -72,25 +73,40 @@ func Start(ctx context.Context, cfg Config) (*Telemetry, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.off() {
+	traces, metrics, err := signals()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.off() || (!traces && !metrics && cfg.Prometheus == "") {
 		return &Telemetry{cfg: cfg}, nil
 	}
 	res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithTelemetrySDK(),
-		resource.WithAttributes(semconv.ServiceName(cfg.serviceName())))
+		resource.WithAttributes(genai.ServiceName.String(cfg.serviceName())))
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: resource: %w", err)
 	}
 	var readers []sdkmetric.Option
-	var tp trace.TracerProvider = tracenoop.NewTracerProvider() // Prometheus alone: metrics only
+	var tp trace.TracerProvider = tracenoop.NewTracerProvider() // no spans: metrics only
 	var shutdown []func(context.Context) error
-	if cfg.Exporter != ExporterNone {
-		spans, metrics, err := exporters(ctx, cfg)
+	if cfg.Exporter != ExporterNone && (traces || metrics) {
+		spans, points, err := exporters(ctx, cfg, traces, metrics)
 		if err != nil {
 			return nil, err
 		}
-		sdktp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(spans), sdktrace.WithResource(res))
-		tp, shutdown = sdktp, append(shutdown, sdktp.Shutdown)
-		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metrics)))
+		if spans != nil {
+			opts, err := batchOptions()
+			if err != nil {
+				if points != nil {
+					err = errors.Join(err, points.Shutdown(ctx))
+				}
+				return nil, err
+			}
+			sdktp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(spans, opts...), sdktrace.WithResource(res))
+			tp, shutdown = sdktp, append(shutdown, sdktp.Shutdown)
+		}
+		if points != nil {
+			readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(points)))
+		}
 	}
 	var prom *promEndpoint
 	if cfg.Prometheus != "" {
@@ -157,16 +173,69 @@ func (t *Telemetry) PrometheusAddr() string {
 	return t.promAddr
 }
 
-// exporters returns the span and metric exporters of cfg.
-func exporters(ctx context.Context, cfg Config) (sdktrace.SpanExporter, sdkmetric.Exporter, error) {
-	if cfg.Exporter == ExporterStdout {
-		s, err := stdouttrace.New(stdouttrace.WithWriter(os.Stdout))
-		if err != nil {
-			return nil, nil, fmt.Errorf("telemetry: stdout exporter: %w", err)
+// The environment variables of the OpenTelemetry SDK troupe reads itself.
+const (
+	// EnvTracesExporter = "none" exports no spans (other values are left
+	// to the [telemetry] table's exporter).
+	EnvTracesExporter = "OTEL_TRACES_EXPORTER"
+	// EnvMetricsExporter = "none" exports no metrics (the Prometheus
+	// endpoint, if any, still serves them).
+	EnvMetricsExporter = "OTEL_METRICS_EXPORTER"
+	// EnvSpanQueueSize is the most spans waiting to be exported
+	// ([DefaultSpanQueueSize] when unset); past it spans are dropped.
+	EnvSpanQueueSize = "OTEL_BSP_MAX_QUEUE_SIZE"
+)
+
+// DefaultSpanQueueSize is the span queue's size when $OTEL_BSP_MAX_QUEUE_SIZE
+// is unset: four times the SDK's 2048, so that a burst of fast simulated
+// calls (two spans each) waits for the exporter instead of being dropped.
+const DefaultSpanQueueSize = 8192
+
+// signals reports which signals the environment leaves on:
+// $OTEL_TRACES_EXPORTER and $OTEL_METRICS_EXPORTER = "none" turn them off.
+func signals() (traces, metrics bool, err error) {
+	for _, v := range []string{EnvTracesExporter, EnvMetricsExporter} {
+		if val := strings.TrimSpace(os.Getenv(v)); strings.Contains(val, ",") && slices.Contains(strings.Split(val, ","), "none") {
+			return false, false, fmt.Errorf("telemetry: $%s is %q: \"none\" cannot be listed with another exporter", v, val)
 		}
-		m, err := stdoutmetric.New(stdoutmetric.WithWriter(os.Stdout))
-		if err != nil {
-			return nil, nil, fmt.Errorf("telemetry: stdout exporter: %w", err)
+	}
+	return strings.TrimSpace(os.Getenv(EnvTracesExporter)) != "none", strings.TrimSpace(os.Getenv(EnvMetricsExporter)) != "none", nil
+}
+
+// batchOptions returns the span batcher's options: a queue of
+// [DefaultSpanQueueSize] unless $OTEL_BSP_MAX_QUEUE_SIZE says otherwise
+// (the SDK reads it, and the other OTEL_BSP_* variables, itself).
+func batchOptions() ([]sdktrace.BatchSpanProcessorOption, error) {
+	v, ok := os.LookupEnv(EnvSpanQueueSize)
+	if !ok || strings.TrimSpace(v) == "" {
+		return []sdktrace.BatchSpanProcessorOption{sdktrace.WithMaxQueueSize(DefaultSpanQueueSize)}, nil
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n <= 0 {
+		return nil, fmt.Errorf("telemetry: $%s is %q, want a positive number of spans", EnvSpanQueueSize, v)
+	}
+	return nil, nil
+}
+
+// exporters returns the span and metric exporters of cfg, nil for a
+// signal that is off.
+func exporters(ctx context.Context, cfg Config, traces, metrics bool) (sdktrace.SpanExporter, sdkmetric.Exporter, error) {
+	var s sdktrace.SpanExporter
+	var m sdkmetric.Exporter
+	var err error
+	if cfg.Exporter == ExporterStdout {
+		w := cfg.Output
+		if w == nil {
+			w = os.Stdout
+		}
+		if traces {
+			if s, err = stdouttrace.New(stdouttrace.WithWriter(w)); err != nil {
+				return nil, nil, fmt.Errorf("telemetry: stdout exporter: %w", err)
+			}
+		}
+		if metrics {
+			if m, err = stdoutmetric.New(stdoutmetric.WithWriter(w)); err != nil {
+				return nil, nil, fmt.Errorf("telemetry: stdout exporter: %w", err)
+			}
 		}
 		return s, m, nil
 	}
@@ -174,8 +243,6 @@ func exporters(ctx context.Context, cfg Config) (sdktrace.SpanExporter, sdkmetri
 	if err != nil {
 		return nil, nil, err
 	}
-	var s sdktrace.SpanExporter
-	var m sdkmetric.Exporter
 	// Endpoint is a base URL, as $OTEL_EXPORTER_OTLP_ENDPOINT is: the
 	// HTTP exporters append /v1/traces and /v1/metrics to its path.
 	var host, path string
@@ -193,7 +260,10 @@ func exporters(ctx context.Context, cfg Config) (sdktrace.SpanExporter, sdkmetri
 		if insecure {
 			to, mo = append(to, otlptracegrpc.WithInsecure()), append(mo, otlpmetricgrpc.WithInsecure())
 		}
-		if s, err = otlptracegrpc.New(ctx, to...); err == nil {
+		if traces {
+			s, err = otlptracegrpc.New(ctx, to...)
+		}
+		if err == nil && metrics {
 			m, err = otlpmetricgrpc.New(ctx, mo...)
 		}
 	} else {
@@ -206,7 +276,10 @@ func exporters(ctx context.Context, cfg Config) (sdktrace.SpanExporter, sdkmetri
 		if insecure {
 			to, mo = append(to, otlptracehttp.WithInsecure()), append(mo, otlpmetrichttp.WithInsecure())
 		}
-		if s, err = otlptracehttp.New(ctx, to...); err == nil {
+		if traces {
+			s, err = otlptracehttp.New(ctx, to...)
+		}
+		if err == nil && metrics {
 			m, err = otlpmetrichttp.New(ctx, mo...)
 		}
 	}
@@ -229,8 +302,8 @@ func New(cfg Config, tp trace.TracerProvider, mp metric.MeterProvider) (*Telemet
 	if cfg.off() {
 		return t, nil
 	}
-	t.tracer = tp.Tracer(instrumentation, trace.WithSchemaURL(semconv.SchemaURL))
-	meter := mp.Meter(instrumentation, metric.WithSchemaURL(semconv.SchemaURL))
+	t.tracer = tp.Tracer(instrumentation, trace.WithSchemaURL(genai.SchemaURL))
+	meter := mp.Meter(instrumentation, metric.WithSchemaURL(genai.SchemaURL))
 	var err error
 	if t.tokenUsage, err = genaiconv.NewClientTokenUsage(meter); err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
@@ -279,6 +352,20 @@ type Span struct {
 // recording reports whether s records.
 func (s Span) recording() bool { return s.span != nil }
 
+// Recording reports whether s records (what telemetry that is off returns
+// does not), so that a caller builds a span's attributes only for a
+// span that keeps them.
+func (s Span) Recording() bool { return s.recording() }
+
+// SetBackend records the LLM backend(s) of an episode's agents on its span
+// (troupe.llm.backend): "sim", "openai", "replay:openai"…; several,
+// comma-separated, when the agents' differ.
+func (s Span) SetBackend(backend string) {
+	if s.recording() {
+		s.span.SetAttributes(genai.Backend.String(backend))
+	}
+}
+
 // End ends the span; a non-nil err marks it failed with err's message
 // and type.
 func (s Span) End(err error) {
@@ -288,7 +375,7 @@ func (s Span) End(err error) {
 	if err != nil {
 		s.span.RecordError(err)
 		s.span.SetStatus(codes.Error, err.Error())
-		s.span.SetAttributes(semconv.ErrorType(err))
+		s.span.SetAttributes(semconv.ErrorType(err)) // the key is genai.ErrorType
 	}
 	s.span.End()
 }
@@ -302,8 +389,8 @@ func (t *Telemetry) StartEpisode(ctx context.Context, env string, task, rollout 
 		return ctx, Span{}
 	}
 	key := env + "/" + strconv.FormatUint(task, 10) + "/" + strconv.FormatUint(rollout, 10)
-	ctx, s := t.tracer.Start(ctx, "invoke_workflow "+env, trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(semconv.GenAIOperationNameInvokeWorkflow, semconv.GenAIWorkflowName(env), semconv.GenAIConversationID(key)))
+	ctx, s := t.tracer.Start(ctx, genai.SpanInvokeWorkflow+env, trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(genai.OperationInvokeWorkflow, genai.WorkflowName.String(env), genai.ConversationID.String(key)))
 	return ctx, Span{t: t, span: s}
 }
 
@@ -314,16 +401,16 @@ func (s Span) Episode(steps int, reward float64, components map[string]float64, 
 	if !s.recording() {
 		return
 	}
-	s.span.SetAttributes(attribute.Int("troupe.episode.steps", steps), attribute.Bool("troupe.episode.failed", failed))
+	s.span.SetAttributes(genai.EpisodeSteps.Int(steps), genai.EpisodeFailed.Bool(failed))
 	if failed {
-		s.span.SetAttributes(attribute.String("troupe.episode.failure", reason))
+		s.span.SetAttributes(genai.EpisodeFailure.String(reason))
 		s.span.SetStatus(codes.Error, reason)
 		return
 	}
-	s.span.SetAttributes(attribute.Float64("troupe.episode.reward", reward))
+	s.span.SetAttributes(genai.EpisodeReward.Float64(reward))
 	for _, name := range sortedKeys(components) {
-		s.span.AddEvent("gen_ai.evaluation.result", trace.WithAttributes(
-			semconv.GenAIEvaluationName(name), semconv.GenAIEvaluationScoreValue(components[name])))
+		s.span.AddEvent(genai.EventEvaluation, trace.WithAttributes(
+			genai.EvaluationName.String(name), genai.EvaluationScoreValue.Float64(components[name])))
 	}
 }
 
@@ -333,6 +420,6 @@ func (t *Telemetry) StartIteration(ctx context.Context, n int) (context.Context,
 	if !t.Enabled() {
 		return ctx, Span{}
 	}
-	ctx, s := t.tracer.Start(ctx, fmt.Sprintf("train iteration %d", n), trace.WithAttributes(attribute.Int("troupe.iteration", n)))
+	ctx, s := t.tracer.Start(ctx, genai.SpanIteration+strconv.Itoa(n), trace.WithAttributes(genai.Iteration.Int(n)))
 	return ctx, Span{t: t, span: s}
 }
