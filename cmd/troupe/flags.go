@@ -55,6 +55,11 @@ func (p *projectFlags) open(ctx context.Context, policyPath string, prog *progre
 		return nil, nil, false
 	}
 	watchRetries(&cfg, prog)
+	if cfg.Telemetry.Output == nil {
+		// The stdout exporter writes to stderr: stdout is the command's
+		// report (eval's table or JSON, run's transcript).
+		cfg.Telemetry.Output = stderr
+	}
 	pol, ok := loadPolicy(policyPath, stderr)
 	if !ok {
 		return nil, nil, false

@@ -21,6 +21,7 @@ import (
 	"github.com/troupe-dev/troupe/cmd/troupe/internal/report"
 	"github.com/troupe-dev/troupe/core/agentfile"
 	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/telemetry"
 	"github.com/troupe-dev/troupe/core/trainer"
 	"github.com/troupe-dev/troupe/internal/atomicfile"
 )
@@ -84,6 +85,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		rd.Close()
 		if rd.Created && !started {
 			os.Remove(filepath.Join(rd.Path, trainer.LockFile))
+			os.Remove(filepath.Join(rd.Path, telemetryFile))
 			os.Remove(rd.Path) // only if empty
 		}
 	}()
@@ -96,6 +98,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// The progress line also says what an LLM call waits for.
 	prog := newProgress(stderr, cfg.Train.Iterations)
 	watchRetries(&cfg, prog)
+	closeTelemetry, ok := telemetryToRunDir(&cfg, rd.Path, stderr)
+	if !ok {
+		return exitRuntime
+	}
+	defer closeTelemetry() // after built.Close, which flushes into it
 	built, ok := build(ctx, cfg, stderr)
 	if !ok {
 		return exitUsage
@@ -352,4 +359,30 @@ func (p *progress) done() {
 		fmt.Fprintln(p.w)
 	}
 	p.printed = false
+}
+
+// telemetryFile is the run directory's file of the stdout exporter's spans
+// and metrics, one JSON object a line.
+const telemetryFile = "telemetry.jsonl"
+
+// telemetryToRunDir points the stdout exporter of cfg's [telemetry], if it
+// is the one chosen, at the run directory's telemetry.jsonl (appended to
+// on resume), so that its JSON is not mixed into the terminal's progress
+// line. The returned function closes the file.
+func telemetryToRunDir(cfg *agentfile.Config, dir string, stderr io.Writer) (func(), bool) {
+	if cfg.Telemetry.Exporter != telemetry.ExporterStdout || cfg.Telemetry.Output != nil {
+		return func() {}, true
+	}
+	path := filepath.Join(dir, telemetryFile)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintf(stderr, "troupe: telemetry: %v\n", err)
+		return nil, false
+	}
+	cfg.Telemetry.Output = f
+	return func() {
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(stderr, "troupe: telemetry: %s: %v\n", path, err)
+		}
+	}, true
 }

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,6 +59,7 @@ type Telemetry struct {
 	tracer   trace.Tracer // nil when off
 	shutdown []func(context.Context) error
 	promAddr string
+	spans    *spanCounts // nil unless Start made the span exporter
 
 	tokenUsage genaiconv.ClientTokenUsage
 	duration   genaiconv.ClientOperationDuration
@@ -88,6 +90,7 @@ func Start(ctx context.Context, cfg Config) (*Telemetry, error) {
 	var readers []sdkmetric.Option
 	var tp trace.TracerProvider = tracenoop.NewTracerProvider() // no spans: metrics only
 	var shutdown []func(context.Context) error
+	var ended *spanCounts
 	if cfg.Exporter != ExporterNone && (traces || metrics) {
 		spans, points, err := exporters(ctx, cfg, traces, metrics)
 		if err != nil {
@@ -101,7 +104,9 @@ func Start(ctx context.Context, cfg Config) (*Telemetry, error) {
 				}
 				return nil, err
 			}
-			sdktp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(spans, opts...), sdktrace.WithResource(res))
+			ended = &spanCounts{}
+			sdktp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(ended),
+				sdktrace.WithBatcher(countedExporter{spans, ended}, opts...), sdktrace.WithResource(res))
 			tp, shutdown = sdktp, append(shutdown, sdktp.Shutdown)
 		}
 		if points != nil {
@@ -122,11 +127,47 @@ func Start(ctx context.Context, cfg Config) (*Telemetry, error) {
 	if err != nil {
 		return nil, errors.Join(err, shutdownAll(ctx, shutdown))
 	}
-	t.shutdown = shutdown
+	t.shutdown, t.spans = shutdown, ended
 	if prom != nil {
 		t.promAddr = prom.addr
 	}
 	return t, nil
+}
+
+// spanCounts counts the spans that ended and those the exporter was given;
+// the difference, once the queue is flushed, is what the queue dropped.
+// It is a span processor that does nothing but count.
+type spanCounts struct{ ended, exported atomic.Int64 }
+
+func (*spanCounts) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (c *spanCounts) OnEnd(s sdktrace.ReadOnlySpan) {
+	if s.SpanContext().IsSampled() {
+		c.ended.Add(1)
+	}
+}
+func (*spanCounts) Shutdown(context.Context) error   { return nil }
+func (*spanCounts) ForceFlush(context.Context) error { return nil }
+
+// countedExporter is a span exporter that counts what it is given.
+type countedExporter struct {
+	sdktrace.SpanExporter
+	c *spanCounts
+}
+
+func (e countedExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	e.c.exported.Add(int64(len(spans)))
+	return e.SpanExporter.ExportSpans(ctx, spans)
+}
+
+// DroppedSpans returns how many spans the span queue dropped because it
+// was full (raise $OTEL_BSP_MAX_QUEUE_SIZE if they are many): after
+// [Telemetry.Shutdown], every span that ended and was not exported. Before
+// it, spans still queued count too. 0 for telemetry not made by Start.
+func (t *Telemetry) DroppedSpans() int64 {
+	if t == nil || t.spans == nil {
+		return 0
+	}
+	return t.spans.ended.Load() - t.spans.exported.Load()
 }
 
 // shutdownAll calls every function of fs.

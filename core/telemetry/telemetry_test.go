@@ -213,6 +213,9 @@ func TestWritingEpisodeSpanTree(t *testing.T) {
 	if got, want := a["gen_ai.conversation.id"].AsString(), fmt.Sprintf("writing/5/%d", rollout.RolloutSeed(5, 0)); got != want {
 		t.Errorf("gen_ai.conversation.id = %q, want %q", got, want)
 	}
+	if b := a["troupe.llm.backend"].AsString(); b != "openai" {
+		t.Errorf("episode troupe.llm.backend = %q, want openai", b)
+	}
 	if a["gen_ai.operation.name"].AsString() != "invoke_workflow" {
 		t.Errorf("episode gen_ai.operation.name = %v", a["gen_ai.operation.name"])
 	}
@@ -379,8 +382,9 @@ func TestCaptureContentOptIn(t *testing.T) {
 	}
 }
 
-// TestSimulatedLLMSaysSim checks the provider of the simulated LLM's spans.
-func TestSimulatedLLMSaysSim(t *testing.T) {
+// simSetup builds the writing task with the simulated LLM.
+func simSetup(t *testing.T) rollout.Setup {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "agentfile.toml")
 	if err := os.WriteFile(path, []byte("[env]\nsource = \"builtin:writing\"\n[env.params]\nwriters = 2\n[reward.weights]\nquality = 1.0\n[[rewards]]\nsource = \"builtin:writing.consistency\"\n[rollout]\nmax_steps = 3\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -393,11 +397,22 @@ func TestSimulatedLLMSaysSim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
+	t.Cleanup(func() { _ = b.Close() })
+	return b.Setup
+}
+
+// TestSimulatedLLMSaysSim checks the provider of the simulated LLM's spans,
+// and the backend on the episode span.
+func TestSimulatedLLMSaysSim(t *testing.T) {
 	tel, exp, _ := inMemory(t, false)
-	playTraced(t, b.Setup, tel)
+	playTraced(t, simSetup(t), tel)
 	chats := 0
 	for _, s := range exp.GetSpans() {
+		if s.Name == "invoke_workflow writing" {
+			if b := attrs(s)["troupe.llm.backend"].AsString(); b != "sim" {
+				t.Errorf("episode span troupe.llm.backend %q, want sim", b)
+			}
+		}
 		if strings.HasPrefix(s.Name, "chat ") {
 			chats++
 			a := attrs(s)
