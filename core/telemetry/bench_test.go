@@ -99,7 +99,8 @@ func (openAILike) Chat(ctx context.Context, req core.ChatRequest) (core.ChatResp
 		span.SetAttributes(semconv.GenAIRequestSeed(int(req.Seed)))
 		span.SetAttributes(semconv.GenAIResponseModel(req.Model), semconv.GenAIResponseID("chatcmpl-1"), semconv.GenAIResponseFinishReasons("stop"))
 	}
-	return core.ChatResponse{Text: "ok", Usage: core.Usage{PromptTokens: 10, CompletionTokens: 5, Backend: "openai"}}, nil
+	return core.ChatResponse{Text: "ok", Usage: core.Usage{PromptTokens: 10, CompletionTokens: 5, Backend: "openai", Latency: time.Millisecond},
+		Traffic: core.Traffic{Requests: 1}}, nil
 }
 
 // spansPerCall is what one call makes: an invoke_agent and a chat span.

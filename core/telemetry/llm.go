@@ -240,8 +240,20 @@ func (l *tracedLLM) Chat(ctx context.Context, req core.ChatRequest) (core.ChatRe
 		l.t.duration.Float64Histogram.Record(ctx, seconds, ms.duration...)
 	}
 	if traffic.Requests > 0 {
-		attrs = append(attrs, genai.Requests.Int(traffic.Requests), genai.Retries.Int(traffic.Retries), genai.RateLimited.Int(traffic.RateLimited),
-			genai.ServerErrors.Int(traffic.ServerErrors), genai.Timeouts.Int(traffic.Timeouts), genai.Wait.Float64(traffic.WaitSeconds))
+		// The counts that are 0, as they are on most calls, are left
+		// out: each attribute costs its encoding in every export.
+		attrs = append(attrs, genai.Requests.Int(traffic.Requests))
+		for _, c := range [...]struct {
+			k attribute.Key
+			n int
+		}{{genai.Retries, traffic.Retries}, {genai.RateLimited, traffic.RateLimited}, {genai.ServerErrors, traffic.ServerErrors}, {genai.Timeouts, traffic.Timeouts}} {
+			if c.n > 0 {
+				attrs = append(attrs, c.k.Int(c.n))
+			}
+		}
+		if traffic.WaitSeconds > 0 {
+			attrs = append(attrs, genai.Wait.Float64(traffic.WaitSeconds))
+		}
 	}
 	span.SetAttributes(attrs...)
 	span.End()

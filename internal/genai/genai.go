@@ -89,7 +89,8 @@ const (
 	// call's wall time including queueing and retries.
 	Latency attribute.Key = "troupe.llm.latency_s"
 	// Requests, Retries, RateLimited, ServerErrors, Timeouts and Wait are
-	// a call's traffic (core.Traffic), on chat spans, failed calls' too.
+	// a call's traffic (core.Traffic), on chat spans, failed calls' too,
+	// when it sent a request; a count that is 0 is left out.
 	Requests     attribute.Key = "troupe.llm.requests"
 	Retries      attribute.Key = "troupe.llm.retries"
 	RateLimited  attribute.Key = "troupe.llm.rate_limited"
