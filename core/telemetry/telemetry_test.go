@@ -260,8 +260,11 @@ func TestWritingEpisodeSpanTree(t *testing.T) {
 		if !strings.HasPrefix(ag.Name, "invoke_agent ") || parent(ag) != "invoke_workflow writing" {
 			t.Errorf("chat span under %q under %q", ag.Name, parent(ag))
 		}
-		if attrs(ag)["gen_ai.agent.name"].AsString() == "" {
-			t.Errorf("invoke_agent span without gen_ai.agent.name: %v", ag.Attributes)
+		if aa := attrs(ag); aa["gen_ai.agent.name"].AsString() == "" || aa["gen_ai.operation.name"].AsString() != "invoke_agent" || aa["troupe.decision"].AsString() == "" {
+			t.Errorf("invoke_agent span without gen_ai.agent.name, gen_ai.operation.name = invoke_agent or troupe.decision: %v", ag.Attributes)
+		}
+		if c.SpanContext.TraceID() != ep.SpanContext.TraceID() {
+			t.Errorf("chat span in trace %v, the episode in %v", c.SpanContext.TraceID(), ep.SpanContext.TraceID())
 		}
 		a := attrs(c)
 		for k, want := range map[attribute.Key]any{
@@ -285,8 +288,15 @@ func TestWritingEpisodeSpanTree(t *testing.T) {
 			t.Errorf("response %v: tokens %v/%v, the server's %+v", a["gen_ai.response.id"], a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"], want)
 		}
 		inTokens += int(a["gen_ai.usage.input_tokens"].AsInt64())
+		if a["troupe.llm.requests"].AsInt64() < 1 {
+			t.Errorf("chat span with troupe.llm.requests %v", a["troupe.llm.requests"].Emit())
+		}
 		for _, e := range c.Events {
 			if e.Name == "gen_ai.client.retry" {
+				if a["troupe.llm.retries"].AsInt64() != 1 || a["troupe.llm.rate_limited"].AsInt64() != 1 || a["troupe.llm.requests"].AsInt64() != 2 {
+					t.Errorf("the retried call's traffic: requests %v, retries %v, rate_limited %v; want 2, 1, 1", a["troupe.llm.requests"].Emit(),
+						a["troupe.llm.retries"].Emit(), a["troupe.llm.rate_limited"].Emit())
+				}
 				retries++
 				for _, kv := range e.Attributes {
 					if kv.Key == "http.response.status_code" && kv.Value.AsInt64() != http.StatusTooManyRequests {
