@@ -44,6 +44,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
+	defer warnDroppedSpans(built, stderr) // after Close, which flushes
 	defer built.Close()
 	e := built.Eval
 	if given["episodes"] {

@@ -42,6 +42,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
+	defer warnDroppedSpans(built, stderr) // after Close, which flushes
 	defer built.Close()
 	spec := built.Setup.Env.Spec()
 	if p == nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -107,6 +108,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !ok {
 		return exitUsage
 	}
+	defer warnDroppedSpans(built, stderr) // after Close, which flushes
 	defer built.Close()
 	s := built.Setup
 	conf, err := cfg.Encode()
@@ -385,4 +387,13 @@ func telemetryToRunDir(cfg *agentfile.Config, dir string, stderr io.Writer) (fun
 			fmt.Fprintf(stderr, "troupe: telemetry: %s: %v\n", path, err)
 		}
 	}, true
+}
+
+// warnDroppedSpans says, once the telemetry is shut down, how many spans
+// its queue dropped, if any: a trace with holes should not pass for whole.
+func warnDroppedSpans(built *agentfile.Built, stderr io.Writer) {
+	if n := built.Setup.Telemetry.DroppedSpans(); n > 0 {
+		fmt.Fprintf(stderr, "troupe: telemetry: %d spans were dropped because the span queue was full; raise $%s (now %s)\n",
+			n, telemetry.EnvSpanQueueSize, cmp.Or(os.Getenv(telemetry.EnvSpanQueueSize), fmt.Sprint(telemetry.DefaultSpanQueueSize)))
+	}
 }
