@@ -628,22 +628,43 @@ func TestReplayedCompletionsSayReplay(t *testing.T) {
 	rec, _, _ := inMemory(t, false)
 	playTraced(t, writingSetup(t, srv.URL, fmt.Sprintf("cache = %q\ncache_mode = \"record\"", cache)), rec)
 	asked := srv.n
-	tel, exp, _ := inMemory(t, false)
+	tel, exp, reader := inMemory(t, false)
 	playTraced(t, writingSetup(t, srv.URL, fmt.Sprintf("cache = %q\ncache_mode = \"replay\"", cache)), tel)
 	if srv.n != asked {
 		t.Fatalf("the replay asked the server %d times", srv.n-asked)
 	}
-	chats := 0
+	chats, latency := 0, 0.0
 	for _, s := range exp.GetSpans() {
 		if strings.HasPrefix(s.Name, "chat ") {
 			chats++
 			if p := attrs(s)["gen_ai.provider.name"].AsString(); p != telemetry.ProviderReplay {
 				t.Errorf("a replayed completion's provider is %q", p)
 			}
+			latency += attrs(s)["troupe.llm.latency_s"].AsFloat64()
 		}
 	}
 	if chats == 0 {
 		t.Fatal("no chat span")
+	}
+	// The duration of a replayed call is the recorded call's latency.
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == "gen_ai.client.operation.duration" {
+				for _, p := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+					if v, _ := p.Attributes.Value("gen_ai.provider.name"); v.AsString() == telemetry.ProviderReplay {
+						sum += p.Sum
+					}
+				}
+			}
+		}
+	}
+	if latency <= 0 || math.Abs(sum-latency) > 1e-9 {
+		t.Errorf("replayed durations sum to %v s, the recorded latencies to %v s", sum, latency)
 	}
 }
 
