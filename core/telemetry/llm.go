@@ -114,8 +114,10 @@ type tracedLLM struct {
 	// decisions holds the invoke_agent attributes by decision, replaced
 	// (copied, never changed) when a decision is new.
 	decisions atomic.Pointer[map[string][]attribute.KeyValue]
-	// model holds what is built for the last model and provider.
-	model atomic.Pointer[modelSets]
+	// model holds what is built for the last model of the wrapper's
+	// provider, replayed the last model of a replayed completion (a
+	// recording backend in auto mode mixes the two).
+	model, replayed atomic.Pointer[modelSets]
 }
 
 // modelSets is what the spans and metric points of one model and provider
@@ -135,7 +137,11 @@ type modelSets struct {
 // while they stay the same (an agent's model seldom changes): building an
 // attribute set sorts and allocates.
 func (l *tracedLLM) modelSets(model, provider string) *modelSets {
-	if ms := l.model.Load(); ms != nil && ms.model == model && ms.provider == provider {
+	slot := &l.model
+	if provider != l.provider {
+		slot = &l.replayed
+	}
+	if ms := slot.Load(); ms != nil && ms.model == model && ms.provider == provider {
 		return ms
 	}
 	base := append([]attribute.KeyValue{genai.OperationChat, genai.ProviderName.String(provider), genai.RequestModel.String(model)}, l.server...)
@@ -145,7 +151,7 @@ func (l *tracedLLM) modelSets(model, provider string) *modelSets {
 	}
 	ms := &modelSets{model: model, provider: provider, chatName: genai.SpanChat + model, chatAttrs: base,
 		input: with(genai.TokenTypeInput), output: with(genai.TokenTypeOutput), duration: with()}
-	l.model.Store(ms)
+	slot.Store(ms)
 	return ms
 }
 
