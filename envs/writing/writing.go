@@ -216,6 +216,7 @@ const (
 	BaselineParallelNaive   = "parallel_naive"
 	BaselineSOP             = "sop"
 	BaselineReadOnceLongest = "read_once_longest"
+	BaselineReadOnceReady   = "read_once_ready"
 	BaselineDecentralized   = "decentralized"
 	BaselineReadDeps        = "read_deps"
 )
@@ -490,7 +491,7 @@ func New(params map[string]any) (*Env, error) {
 		StateSize: stateSize(p.Writers, e.maxUnits),
 		Metrics:   metricNames(),
 		Baselines: []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP,
-			BaselineReadOnceLongest, BaselineDecentralized, BaselineReadDeps},
+			BaselineReadOnceLongest, BaselineReadOnceReady, BaselineDecentralized, BaselineReadDeps},
 		// The reference metrics estimate one writer's time and tokens.
 		ReferenceBaseline: BaselineSingleAgent,
 		Capabilities:      core.CapTruncate | core.CapPrompt | core.CapSimulate | core.CapBaseline,

@@ -869,6 +869,22 @@ func TestBaselines(t *testing.T) {
 		if len(authors) < 3 {
 			t.Errorf("parallel_naive: only %d writers drafted", len(authors))
 		}
+		b, _ = e.Baseline(BaselineReadOnceReady)
+		res = runSim(t, e, seed, func(obs []core.Observation) []int {
+			d := actOf(t, b)(obs)
+			for i, o := range obs {
+				switch {
+				case d[i] == decDraftLongest && o.Mask[decDraftReady]:
+					t.Errorf("read_once_ready writer %d drafted the longest unit while one was ready", i)
+				case d[i] != decWait && d[i] != decReadStyle && d[i] != decDraftReady && d[i] != decDraftLongest && d[i] != decSubmit:
+					t.Errorf("read_once_ready writer %d chose %s", i, decisionSpecs[d[i]].Name)
+				}
+			}
+			return d
+		})
+		if res.Metrics[metricReads] != 5 || res.Metrics[metricEdits] != 0 {
+			t.Errorf("read_once_ready: %v reads, %v edits; want 5 (the style, once per writer) and 0", res.Metrics[metricReads], res.Metrics[metricEdits])
+		}
 		b, _ = e.Baseline(BaselineSingleAgent)
 		runSim(t, e, seed, actOf(t, b))
 		for k := range e.units {
