@@ -61,12 +61,12 @@ func TestCalibration(t *testing.T) {
 		{"gpt-4o team", map[string]any{"team_pool": []any{"gpt-4o"}}},
 	} {
 		byName := map[string]summary{}
-		for _, b := range []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP, BaselineReadOnceLongest, BaselineDecentralized, BaselineReadDeps} {
+		for _, b := range []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP, BaselineReadOnceLongest, BaselineReadOnceReady, BaselineDecentralized, BaselineReadDeps} {
 			byName[b] = measure(t, tc.params, b, seeds, func(e *Env) policy { return baselinePolicy(t, e, b) })
 		}
 		single := byName[BaselineSingleAgent]
 		speedup := func(s summary) float64 { return single.makespan / s.makespan }
-		for _, b := range []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP, BaselineReadOnceLongest, BaselineDecentralized, BaselineReadDeps} {
+		for _, b := range []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP, BaselineReadOnceLongest, BaselineReadOnceReady, BaselineDecentralized, BaselineReadDeps} {
 			s := byName[b]
 			t.Logf("%-12s %-18s consistency %.4f  makespan %6.1f s  speedup %.2f  tokens %6.0f  defective units %.2f",
 				tc.name, s.name, s.consistency, s.makespan, speedup(s), s.tokens, s.defects)

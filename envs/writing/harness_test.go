@@ -16,6 +16,15 @@ type policy func(obs []core.Observation) []int
 // (Backend "sim": the env times the call by the writer's tier).
 func runEpisode(t testing.TB, env *Env, seed uint64, pol policy) core.StepResult {
 	t.Helper()
+	return runEpisodeLLM(t, env, seed, 0, pol)
+}
+
+// runEpisodeLLM is runEpisode with the simulated LLM's random numbers
+// drawn from another stream (llm = 0 is runEpisode's): the same task
+// (RFC, team, rate limit, house style) written by another sample of the
+// writers.
+func runEpisodeLLM(t testing.TB, env *Env, seed, llm uint64, pol policy) core.StepResult {
+	t.Helper()
 	obs, err := env.Reset(seed)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +40,7 @@ func runEpisode(t testing.TB, env *Env, seed uint64, pol policy) core.StepResult
 				continue
 			}
 			req := env.Prompt(i, d)
-			rng := rand.New(rand.NewPCG(seed, uint64(step)<<8|uint64(i)))
+			rng := rand.New(rand.NewPCG(seed^llm*0x9e3779b97f4a7c15, uint64(step)<<8|uint64(i)))
 			c, err := env.Simulate(i, d, req, rng)
 			if err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package writing
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -110,6 +111,22 @@ func BuiltinRateLimits() []ratelimit.Config {
 		{RequestsPerMinute: 50, TokensPerMinute: 48000},
 		{RequestsPerMinute: 1000, TokensPerMinute: 96000},
 	}
+}
+
+// scaleErrors returns the tier with every error rate multiplied by s and
+// capped at 1 (the error of style following is 1 − StyleFollowProb); s = 1
+// returns it unchanged, bit for bit.
+func (t Tier) scaleErrors(s float64) Tier {
+	if s == 1 {
+		return t
+	}
+	scale := func(p float64) float64 { return math.Min(1, p*s) }
+	t.StyleFollowProb = 1 - scale(1-t.StyleFollowProb)
+	t.StructureSlipProb = scale(t.StructureSlipProb)
+	t.TermDriftProb = scale(t.TermDriftProb)
+	t.RetitleProb = scale(t.RetitleProb)
+	t.RepeatProb = scale(t.RepeatProb)
+	return t
 }
 
 // tierByName returns the built-in tier called name.

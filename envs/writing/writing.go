@@ -216,6 +216,7 @@ const (
 	BaselineParallelNaive   = "parallel_naive"
 	BaselineSOP             = "sop"
 	BaselineReadOnceLongest = "read_once_longest"
+	BaselineReadOnceReady   = "read_once_ready"
 	BaselineDecentralized   = "decentralized"
 	BaselineReadDeps        = "read_deps"
 )
@@ -250,6 +251,14 @@ type Params struct {
 	// recently its prompts quote in full besides the target's
 	// dependencies (default 2); older ones are listed by heading.
 	ContextUnits int `json:"context_units"`
+	// ErrorScale multiplies every writer error rate of every tier (the
+	// chance of not following the house style it has read, of a
+	// structure slip, a term drift, a retitled heading, a restated
+	// paragraph), each capped at 1 (default 1, valid (0, 10]). A tiny
+	// value (1e-9) shows the consistency reachable with no writer errors;
+	// habits of writers who have not read the house style are not errors
+	// and stay.
+	ErrorScale float64 `json:"error_scale"`
 }
 
 // DefaultParams returns the parameter defaults.
@@ -265,6 +274,7 @@ func DefaultParams() Params {
 		IdleWait:        1,
 		MaxEditsPerUnit: 2,
 		ContextUnits:    2,
+		ErrorScale:      1,
 	}
 }
 
@@ -278,6 +288,8 @@ func (p Params) validate() ([]Tier, error) {
 		return nil, fmt.Errorf("params: key \"max_edits_per_unit\": want ≥ 0, got %d", p.MaxEditsPerUnit)
 	case !(p.IdleWait > 0) || math.IsInf(p.IdleWait, 0):
 		return nil, fmt.Errorf("params: key \"idle_wait_s\": want a positive number, got %v", p.IdleWait)
+	case !(p.ErrorScale > 0 && p.ErrorScale <= 10):
+		return nil, fmt.Errorf("params: key \"error_scale\": want a multiplier in (0, 10] (1 = the tiers' own error rates), got %v", p.ErrorScale)
 	case len(p.TeamPool) == 0:
 		return nil, fmt.Errorf("params: key \"team_pool\": want at least one tier (have %s)", tierNames())
 	case len(p.RateLimits) == 0:
@@ -289,7 +301,7 @@ func (p Params) validate() ([]Tier, error) {
 		if !ok {
 			return nil, fmt.Errorf("params: key \"team_pool\" [%d]: no tier %q (have %s)", i, n, tierNames())
 		}
-		pool = append(pool, t)
+		pool = append(pool, t.scaleErrors(p.ErrorScale))
 	}
 	for i, l := range p.RateLimits {
 		if err := l.Validate(); err != nil {
@@ -479,7 +491,7 @@ func New(params map[string]any) (*Env, error) {
 		StateSize: stateSize(p.Writers, e.maxUnits),
 		Metrics:   metricNames(),
 		Baselines: []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP,
-			BaselineReadOnceLongest, BaselineDecentralized, BaselineReadDeps},
+			BaselineReadOnceLongest, BaselineReadOnceReady, BaselineDecentralized, BaselineReadDeps},
 		// The reference metrics estimate one writer's time and tokens.
 		ReferenceBaseline: BaselineSingleAgent,
 		Capabilities:      core.CapTruncate | core.CapPrompt | core.CapSimulate | core.CapBaseline,

@@ -2,6 +2,7 @@ package writing
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -110,6 +111,11 @@ func TestParamErrors(t *testing.T) {
 		{map[string]any{"idle_wait_s": -1}, `"idle_wait_s"`},
 		{map[string]any{"context_units": -1}, `"context_units"`},
 		{map[string]any{"max_edits_per_unit": -1}, `"max_edits_per_unit"`},
+		{map[string]any{"error_scale": 0}, `key "error_scale": want a multiplier in (0, 10]`},
+		{map[string]any{"error_scale": -1}, `key "error_scale": want a multiplier in (0, 10]`},
+		{map[string]any{"error_scale": 10.5}, `key "error_scale": want a multiplier in (0, 10]`},
+		{map[string]any{"error_scale": math.NaN()}, `key "error_scale": NaN is not a finite number`},
+		{map[string]any{"error_scale": "small"}, `"error_scale"`},
 		{map[string]any{"rfcs": []string{"9999-nothing"}}, `key "rfcs": corpus (shipped): open 9999-nothing.md`},
 	} {
 		_, err := New(tc.params)
@@ -863,6 +869,22 @@ func TestBaselines(t *testing.T) {
 		if len(authors) < 3 {
 			t.Errorf("parallel_naive: only %d writers drafted", len(authors))
 		}
+		b, _ = e.Baseline(BaselineReadOnceReady)
+		res = runSim(t, e, seed, func(obs []core.Observation) []int {
+			d := actOf(t, b)(obs)
+			for i, o := range obs {
+				switch {
+				case d[i] == decDraftLongest && o.Mask[decDraftReady]:
+					t.Errorf("read_once_ready writer %d drafted the longest unit while one was ready", i)
+				case d[i] != decWait && d[i] != decReadStyle && d[i] != decDraftReady && d[i] != decDraftLongest && d[i] != decSubmit:
+					t.Errorf("read_once_ready writer %d chose %s", i, decisionSpecs[d[i]].Name)
+				}
+			}
+			return d
+		})
+		if res.Metrics[metricReads] != 5 || res.Metrics[metricEdits] != 0 {
+			t.Errorf("read_once_ready: %v reads, %v edits; want 5 (the style, once per writer) and 0", res.Metrics[metricReads], res.Metrics[metricEdits])
+		}
 		b, _ = e.Baseline(BaselineSingleAgent)
 		runSim(t, e, seed, actOf(t, b))
 		for k := range e.units {
@@ -870,5 +892,40 @@ func TestBaselines(t *testing.T) {
 				t.Errorf("single_agent: unit %d by writer %d", k, e.units[k].author)
 			}
 		}
+	}
+}
+
+// error_scale multiplies every tier's error rates (capped at 1) and
+// leaves the default bit for bit; with a tiny scale read_once_longest
+// leaves far fewer defective units than at 1, with a large one more.
+func TestErrorScale(t *testing.T) {
+	e := newEnv(t, map[string]any{"error_scale": 2})
+	for _, tr := range e.pool {
+		orig, _ := tierByName(tr.Name)
+		if tr.TermDriftProb != math.Min(1, 2*orig.TermDriftProb) || tr.RepeatProb != math.Min(1, 2*orig.RepeatProb) ||
+			tr.RetitleProb != math.Min(1, 2*orig.RetitleProb) || tr.StructureSlipProb != math.Min(1, 2*orig.StructureSlipProb) ||
+			math.Abs((1-tr.StyleFollowProb)-2*(1-orig.StyleFollowProb)) > 1e-12 {
+			t.Errorf("%s at error_scale 2: %+v, from %+v", tr.Name, tr, orig)
+		}
+	}
+	if def := newEnv(t, nil); !reflect.DeepEqual(def.pool, BuiltinTiers()) {
+		t.Errorf("default pool %+v differs from the built-in tiers", def.pool)
+	}
+	defects := func(scale float64) (d float64) {
+		e := newEnv(t, map[string]any{"error_scale": scale, "team_pool": []any{"gpt-4o"}})
+		for seed := uint64(1); seed <= 6; seed++ {
+			runEpisode(t, e, seed, baselinePolicy(t, e, BaselineReadOnceLongest))
+			d += float64(e.Defects())
+		}
+		return d
+	}
+	low, one, high := defects(1e-9), defects(1), defects(3)
+	if !(low < one && one < high) {
+		t.Errorf("defective units over 6 seeds (read_once_longest): error_scale 1e-9 %v, 1 %v, 3 %v; want increasing", low, one, high)
+	}
+	// What is left at 1e-9 are the RFC authors' own mixed term forms
+	// (the introducing unit's text writes a variant first).
+	if low > one/3 {
+		t.Errorf("error_scale 1e-9: %v defective units, at 1: %v; want at most a third", low, one)
 	}
 }

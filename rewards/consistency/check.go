@@ -547,7 +547,7 @@ func (o Options) Check(src []byte) Report {
 		checks = append(checks, CheckResult{Name: checkReadability, Pass: pass, N: judged, Detail: detail})
 	}
 
-	text.spans = info.codeSpans
+	text.spans, text.emphasized, text.links = info.codeSpans, info.emphasized, info.links
 	checks = append(checks,
 		text.terminology(),
 		crossReferences(d, info.links, text, tmpl.Sections),

@@ -125,7 +125,12 @@
 //     sections on their own side of a split, at most a tenth of them on
 //     the wrong side, at comparable rates, sharing half their immediate
 //     neighbours and at least two content-word neighbours). Plural and
-//     possessive are grammar, not variants. Each inconsistent term costs
+//     possessive are grammar, not variants (an acronym's "CPUs" is
+//     "CPU"; adverbs in -s such as "sometimes" are not plurals). A name
+//     the document defines only in bold or italics ("**publish-new**")
+//     has no open spelling ("publish new packages" is a verb phrase), and
+//     a link labelled with its target ("[lazy_static](…/lazy_static)")
+//     is not a plain use of an identifier. Each inconsistent term costs
 //     2(1 − p), p its majority form's share, and Pass = 1/(1 + Σ cost).
 //     Limits: synonyms used interchangeably throughout are not seen (that
 //     needs a thesaurus), and the replacement test misses renamings whose
@@ -142,7 +147,7 @@
 //     0.5, or a sentence of ≥ 10 words repeated word for word in another
 //     section, is a repeat. Pass = 1/(1 + repeats).
 //   - fluency: a floor against prose that is not English. A paragraph of
-//     ≥ 20 words passes when ≥ 20 % of its words are function words
+//     ≥ 20 words (inline code spans not counted) passes when ≥ 20 % of its words are function words
 //     (English prose has 40–55 %) and fewer than 2 % (or fewer than two)
 //     are an article followed by a word that cannot follow one ("the
 //     of"). Pass = passing / judged paragraphs. An RFC's prose replaced
@@ -162,8 +167,8 @@
 //
 // On the 92 full-template Rust RFCs of the project's data, as written
 // (Template.Title false; go test ./rewards/consistency -run
-// TestNewChecksOnRealRFCs -v): Score mean 0.920, min 0.644, median 0.933.
-// terminology mean 0.794, min 0.208, 52 of 92 at 1: the findings are
+// TestNewChecksOnRealRFCs -v): Score mean 0.922, min 0.644, median 0.933.
+// terminology mean 0.817, min 0.208, 56 of 92 at 1: the findings are
 // mostly real spelling variants (subslice / sub-slice, runtime /
 // run-time, lock file / lockfile) and identifiers both in and out of
 // backticks, plus 4 term replacements of which at most one is real
@@ -172,8 +177,13 @@
 // every broken reference found is real ("#alternatives" under "Rationale
 // and alternatives", anchors of renamed headings). duplication mean
 // 0.932, min 0.091, 82 at 1: text repeated across sections, mostly
-// verbatim. fluency mean 0.997, min 0.875, 87 at 1: the flagged
+// verbatim. fluency mean 0.997, min 0.857, 89 at 1: the flagged
 // paragraphs are lists of names or code written without backticks.
+// Five false positives found on the 15 held-out RFCs as written
+// (acronym plurals, bold labels, link labels, "sometimes", code-span
+// lists) are fixed and held by TestRealTextFalsePositives: terminology
+// of those 15 went from mean 0.750 to 0.877, and what it still flags are
+// the authors' own variants (TestHeldOutOriginalsTerminology).
 //
 // Edited copies (TestEditedRFCs): renaming "crate" to "package" in the
 // second half of RFC 3191 or RFC 3662, hyphenating "metadata" in half of

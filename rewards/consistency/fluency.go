@@ -20,7 +20,9 @@ his her my your not no if than as`)
 var articles = wordSet(fluencyArticleWords)
 
 // fluency is the check "the prose reads as English": a paragraph of at
-// least fluencyMinWords words passes when at least fluencyMinFunction of
+// least fluencyMinWords words (inline code spans, which read as the word
+// codeWord, are not words of prose: a sentence listing `u8`, `u16` …
+// is English) passes when at least fluencyMinFunction of
 // its words are function words (English prose has 40–55 %; random words
 // from a vocabulary almost none) and at most fluencyMaxBadPairs of its
 // words (and at least two) are an article followed by a word that cannot
@@ -32,12 +34,21 @@ func (p *prose) fluency() CheckResult {
 	judged, failed := 0, 0
 	var where []string
 	for _, b := range p.blocks {
-		if b.kind != blockPara || b.to-b.from < fluencyMinWords {
+		if b.kind != blockPara {
+			continue
+		}
+		ts := p.toks[b.from:b.to]
+		words := 0
+		for i := range ts {
+			if ts[i].w != codeWord {
+				words++
+			}
+		}
+		if words < fluencyMinWords {
 			continue
 		}
 		judged++
 		fn, bad := 0, 0
-		ts := p.toks[b.from:b.to]
 		for i := range ts {
 			if functionWords[ts[i].lower] || ts[i].lower == "i" {
 				fn++
@@ -46,7 +57,7 @@ func (p *prose) fluency() CheckResult {
 				bad++
 			}
 		}
-		n := float64(len(ts))
+		n := float64(words)
 		if float64(fn) < fluencyMinFunction*n || (bad >= 2 && float64(bad) > fluencyMaxBadPairs*n) {
 			failed++
 			if len(where) < 3 {

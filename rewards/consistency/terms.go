@@ -16,6 +16,10 @@ type prose struct {
 	blocks []proseBlock
 	plain  string   // the current block's plain text
 	spans  []string // the contents of every inline code span
+	// emphasized holds the plain text of every emphasis and strong span,
+	// links every link's text and destination.
+	emphasized []string
+	links      []link
 }
 
 // tok is one word of prose.
@@ -131,8 +135,12 @@ func countParts(p *prose, pos []int, split int, before bool) int {
 }
 
 // foldPlural maps a lower-case word to its singular by English's regular
-// endings; words it cannot fold stay as they are.
+// endings; words it cannot fold, and adverbs that end in "s" (sometimes is
+// not the plural of "some-time"), stay as they are.
 func foldPlural(w string) string {
+	if sAdverbs[w] {
+		return w
+	}
 	switch n := len(w); {
 	case n > 4 && strings.HasSuffix(w, "ies"):
 		return w[:n-3] + "y"
@@ -144,8 +152,13 @@ func foldPlural(w string) string {
 	return w
 }
 
+// sAdverbs are adverbs and conjunctions that end in "s".
+var sAdverbs = wordSet(`sometimes always perhaps besides towards afterwards backwards forwards upwards downwards
+onwards nowadays whereas sideways overseas indoors outdoors`)
+
 // surfaceForm is a word as written, without a possessive "'s" or "'"
-// and in the singular.
+// and in the singular (an acronym's plural "CPUs" is "CPU", which
+// foldPlural, reading "cpus" like "status", does not fold).
 func surfaceForm(w string) string {
 	for _, suf := range []string{"'s", "’s", "'", "’"} {
 		if len(w) > len(suf)+1 && strings.HasSuffix(w, suf) {
@@ -153,10 +166,28 @@ func surfaceForm(w string) string {
 			break
 		}
 	}
+	if acronymPlural(w) {
+		return w[:len(w)-1]
+	}
 	if f := foldPlural(strings.ToLower(w)); len(f) < len(w) && strings.EqualFold(w[:len(f)], f) {
 		return w[:len(f)]
 	}
 	return w
+}
+
+// acronymPlural reports an acronym of two or more capitals with a plural
+// "s" (CPUs, APIs).
+func acronymPlural(w string) bool {
+	n := len(w)
+	if n < 3 || w[n-1] != 's' {
+		return false
+	}
+	for i := 0; i < n-1; i++ {
+		if w[i] < 'A' || w[i] > 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // joined reports a word with a hyphen or an apostrophe in it.
@@ -276,7 +307,17 @@ func (p *prose) terminology() CheckResult {
 		}
 	}
 	// Open compounds ("type checker") of a closed or hyphenated term the
-	// document also uses ("typechecker", "type-checker").
+	// document also uses ("typechecker", "type-checker"), unless every
+	// use of that term is an emphasized label: a name the document
+	// defines in bold or italics ("**publish-new**: allows publishing new
+	// crates", a scope's name) is not a spelling of the words of a verb
+	// phrase ("publish new packages").
+	labels := map[string]int{}
+	for _, e := range p.emphasized {
+		if e = strings.TrimSpace(e); e != "" && strings.IndexByte(e, ' ') < 0 {
+			labels[termKey(lowerWord(e))]++
+		}
+	}
 	for i := 0; i+1 < len(p.toks); i++ {
 		a, b := &p.toks[i], &p.toks[i+1]
 		if !a.glued || a.ends || a.block != b.block || !isTermWord(a) || !isTermWord(b) ||
@@ -284,7 +325,7 @@ func (p *prose) terminology() CheckResult {
 			continue
 		}
 		k := a.lower + termKey(b.lower)
-		if tm := terms[k]; tm != nil && tm.spelled.total > 0 {
+		if tm := terms[k]; tm != nil && tm.spelled.total > 0 && labels[k] < count[k] {
 			tm.spelled.add(a.lower+" "+strings.ToLower(surfaceForm(b.w)), 1)
 			count[k]++
 		}
@@ -392,8 +433,16 @@ func contraction(w string) bool {
 // codeVariants finds identifiers the document writes as inline code in
 // some places and as plain text in others: names that look like code
 // (snake_case, paths with ::, camelCase) and appear in backticks at
-// least once.
+// least once. A link labelled with the name of what it points to
+// ("[lazy_static](https://crates.io/crates/lazy_static)") names its
+// target, as a reference list does, and is not a plain use.
 func (p *prose) codeVariants() []*variantGroup {
+	labels := map[string]int{}
+	for _, l := range p.links {
+		if t := strings.TrimSpace(l.text); t != "" && strings.Contains(l.dest, t) {
+			labels[t]++
+		}
+	}
 	inCode := map[string]int{}
 	var ids []string
 	for _, s := range p.spans {
@@ -422,7 +471,7 @@ func (p *prose) codeVariants() []*variantGroup {
 				s = s[end:]
 			}
 		}
-		if plain > 0 {
+		if plain -= labels[id]; plain > 0 {
 			g := &variantGroup{reason: "backticked"}
 			g.add("`"+id+"`", inCode[id])
 			g.add(id, plain)
