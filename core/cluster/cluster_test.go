@@ -29,7 +29,7 @@ import (
 
 // startServer starts an in-process NATS server with JetStream on a
 // loopback port and a temporary store, and returns its URL.
-func startServer(t *testing.T) string {
+func startServer(t testing.TB) string {
 	t.Helper()
 	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
 	if err != nil {
@@ -43,7 +43,7 @@ func startServer(t *testing.T) string {
 	return ns.ClientURL()
 }
 
-func connect(t *testing.T, url string) *nats.Conn {
+func connect(t testing.TB, url string) *nats.Conn {
 	t.Helper()
 	nc, err := cluster.Connect(url, t.Name())
 	if err != nil {
@@ -122,7 +122,7 @@ func train(t *testing.T, text, out, url string, o cluster.Options, overrides ...
 // clusterSetup parses the project text, connects a cluster client for it
 // to the server at url and builds its setup; both close when the test
 // ends.
-func clusterSetup(ctx context.Context, t *testing.T, url, text string, o cluster.Options) (*cluster.Client, *agentfile.Built) {
+func clusterSetup(ctx context.Context, t testing.TB, url, text string, o cluster.Options) (*cluster.Client, *agentfile.Built) {
 	t.Helper()
 	cfg, err := agentfile.Parse("agentfile.toml", []byte(text))
 	if err != nil {

@@ -189,7 +189,9 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 		w.duplicates.Add(1)
 		w.log.Info("cluster worker: the job's result was already written; this one is not counted", "job", j.Key())
 	} else if err != nil {
-		w.log.Warn("cluster worker: writing a result", "job", j.Key(), "err", err)
+		if ctx.Err() == nil {
+			w.log.Warn("cluster worker: writing a result", "job", j.Key(), "err", err)
+		}
 		_ = m.Nak()
 		return
 	}

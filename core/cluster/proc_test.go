@@ -1,0 +1,190 @@
+package cluster_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/troupe-dev/troupe/core/agentfile"
+	"github.com/troupe-dev/troupe/core/cluster"
+)
+
+// The environment of a worker process: the test binary re-executed by
+// startProcs runs as a worker (what `troupe worker` runs: agentfile's
+// OpenResolved on a cluster.Worker) instead of the tests.
+const (
+	envProcURL         = "TROUPE_CLUSTER_TEST_WORKER_NATS"
+	envProcConcurrency = "TROUPE_CLUSTER_TEST_WORKER_CONCURRENCY"
+	envProcCache       = "TROUPE_CLUSTER_TEST_WORKER_CACHE"
+	envProcIdle        = "TROUPE_CLUSTER_TEST_WORKER_IDLE"
+	// procReady is the line a worker process prints once its consumer is
+	// open.
+	procReady = "worker ready"
+)
+
+func TestMain(m *testing.M) {
+	if url := os.Getenv(envProcURL); url != "" {
+		os.Exit(workerMain(url))
+	}
+	os.Exit(m.Run())
+}
+
+// workerMain is a worker process: it plays jobs until its stdin closes
+// (the test ended, or died) or it gets SIGTERM.
+func workerMain(url string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		stop()
+	}()
+	n, err := strconv.Atoi(os.Getenv(envProcConcurrency))
+	if err != nil {
+		n = 1
+	}
+	nc, err := cluster.Connect(url, "test worker process")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer nc.Close()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	w, err := cluster.NewWorker(ctx, nc, agentfile.OpenResolved, n, os.Getenv(envProcCache), workerOptions(), log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(procReady)
+	if err := w.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// workerProc is a running worker process.
+type workerProc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	done  chan struct{} // closed when the process has exited
+}
+
+// kill ends the process with SIGKILL (no result written, no ack, no
+// goodbye) and waits for it.
+func (p *workerProc) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// stop asks the process to end (its stdin closes) and waits; after 10 s
+// it is killed.
+func (p *workerProc) stop() {
+	_ = p.stdin.Close()
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.kill()
+	}
+}
+
+// startProcs starts n worker processes on the server at url, each
+// playing concurrency episodes at once with plugin cache cache, and waits
+// until each has opened its consumer. They stop when the test ends.
+// Their logs are shown when the test fails.
+func startProcs(tb testing.TB, url string, n, concurrency int, cache string, extraEnv ...string) []*workerProc {
+	tb.Helper()
+	var ps []*workerProc
+	for range n {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), envProcURL+"="+url, envProcConcurrency+"="+strconv.Itoa(concurrency), envProcCache+"="+cache)
+		cmd.Env = append(cmd.Env, extraEnv...)
+		logs := &syncBuffer{}
+		cmd.Stderr = logs
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			tb.Fatalf("starting a worker process: %v", err)
+		}
+		p := &workerProc{cmd: cmd, stdin: stdin, done: make(chan struct{})}
+		ready := make(chan bool, 1)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			ok := false
+			for sc.Scan() {
+				if !ok && strings.TrimSpace(sc.Text()) == procReady {
+					ok = true
+					ready <- true
+				}
+			}
+			if !ok {
+				ready <- false
+			}
+		}()
+		go func() { _ = cmd.Wait(); close(p.done) }()
+		tb.Cleanup(func() {
+			p.stop()
+			if tb.Failed() && logs.Len() > 0 {
+				tb.Logf("worker process %d:\n%s", cmd.Process.Pid, logs.String())
+			}
+		})
+		select {
+		case ok := <-ready:
+			if !ok {
+				<-p.done
+				tb.Fatalf("a worker process exited before it was ready: %v", cmd.ProcessState)
+			}
+		case <-time.After(30 * time.Second):
+			tb.Fatal("a worker process was not ready after 30 s")
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// clusterOptions are the delivery settings of the tests' trainers, and
+// workerOptions those of their worker processes.
+func clusterOptions() cluster.Options { return cluster.Options{} }
+
+func workerOptions() cluster.Options { return cluster.Options{} }
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Len()
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
