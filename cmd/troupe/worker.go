@@ -10,6 +10,8 @@ import (
 
 	"github.com/troupe-dev/troupe/core/agentfile"
 	"github.com/troupe-dev/troupe/core/cluster"
+	"github.com/troupe-dev/troupe/core/policy"
+	"github.com/troupe-dev/troupe/core/rollout"
 	"github.com/troupe-dev/troupe/core/trainer"
 )
 
@@ -65,28 +67,51 @@ func defaultWorkerCache() string {
 	return filepath.Join(os.TempDir(), "troupe-modules")
 }
 
-// newTrainer returns the trainer of built: on the cluster of [cluster]
-// nats when set, with conf (the resolved configuration) and the plugin
-// files of cfg for its workers, else on the in-process pool. done closes
-// the cluster connection.
-func newTrainer(ctx context.Context, cfg agentfile.Config, built *agentfile.Built, conf []byte) (tr *trainer.Trainer, done func(), err error) {
+// clusterClient connects to the cluster of cfg's [cluster] nats and
+// opens a client for a run of cfg (resolved: it is what the workers build
+// their setup from) with cfg's plugin files; nil (and a no-op done) when
+// [cluster] names no server. done closes the client and the connection.
+func clusterClient(ctx context.Context, cfg agentfile.Config, built *agentfile.Built) (c *cluster.Client, done func(), err error) {
 	if !built.Cluster.Enabled() {
-		tr, err = trainer.New(built.Setup, built.Train)
-		return tr, func() {}, err
+		return nil, func() {}, nil
+	}
+	conf, err := cfg.Encode()
+	if err != nil {
+		return nil, nil, err
 	}
 	nc, err := cluster.Connect(built.Cluster.NATS, "troupe trainer")
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := cluster.NewClient(ctx, nc, conf, cfg.Plugins(), cluster.Options{})
+	c, err = cluster.NewClient(ctx, nc, conf, cfg.Plugins(), cluster.Options{})
 	if err != nil {
 		nc.Close()
 		return nil, nil, err
 	}
-	tr, err = trainer.NewWithSampler(built.Setup, built.Train, c)
-	if err != nil {
-		nc.Close()
-		return nil, nil, err
+	return c, func() { c.Close(); nc.Close() }, nil
+}
+
+// newTrainer returns the trainer of built: on the cluster client c when
+// it is not nil, else on the in-process pool.
+func newTrainer(built *agentfile.Built, c *cluster.Client) (*trainer.Trainer, error) {
+	if c == nil {
+		return trainer.New(built.Setup, built.Train)
 	}
-	return tr, nc.Close, nil
+	return trainer.NewWithSampler(built.Setup, built.Train, openClient{c})
+}
+
+// openClient is a cluster client the trainer does not close when it
+// closes (the final evaluation plays on it afterwards).
+type openClient struct{ *cluster.Client }
+
+// Close does nothing: the client's owner closes it.
+func (openClient) Close() {}
+
+// evaluate evaluates trained on the workers of c when it is not nil, else
+// on the in-process pool.
+func evaluate(ctx context.Context, s rollout.Setup, c *cluster.Client, trained *policy.Policy, e rollout.Eval) (rollout.EvalReport, error) {
+	if c == nil {
+		return rollout.Evaluate(ctx, s, trained, e)
+	}
+	return rollout.EvaluateOn(ctx, s, c, trained, e)
 }

@@ -78,14 +78,29 @@ func (c *Client) Sample(ctx context.Context, it int, jobs []rollout.Job, pol *po
 			return nil, fmt.Errorf("cluster: Sample: job %d has a forced prefix (use Replay)", k)
 		}
 	}
-	return c.play(ctx, it, jobs, pol, false)
+	return c.play(ctx, it, jobs, pol, Job{})
 }
 
 // Replay plays the branch jobs of iteration it on the workers, as
 // rollout.Pool.Replay does in process.
 func (c *Client) Replay(ctx context.Context, it int, jobs []rollout.Job, pol *policy.Policy) ([]rollout.EpisodeResult, error) {
-	return c.play(ctx, it, jobs, pol, true)
+	return c.play(ctx, it, jobs, pol, Job{Replay: true})
 }
+
+// PlayEval plays evaluation jobs on the workers, as rollout.Pool.PlayEval
+// does in process: the client is a rollout.Player, for
+// rollout.EvaluateOn. trained may be nil when name is not "grpo".
+func (c *Client) PlayEval(ctx context.Context, jobs []rollout.Job, name string, trained *policy.Policy, sampled bool) ([]rollout.EpisodeResult, error) {
+	if name == "" {
+		return nil, errors.New("cluster: PlayEval: no policy name")
+	}
+	if trained == nil && name == "grpo" {
+		return nil, errors.New("cluster: PlayEval: policy grpo without a trained policy")
+	}
+	return c.play(ctx, 0, jobs, trained, Job{Eval: name, Sampled: sampled})
+}
+
+var _ rollout.Player = (*Client)(nil)
 
 // policyHash stores the policy's weights (once per distinct weights) and
 // returns their hash.
@@ -122,13 +137,18 @@ func equalBits(a, b []float64) bool {
 	return true
 }
 
-func (c *Client) play(ctx context.Context, it int, jobs []rollout.Job, pol *policy.Policy, replay bool) ([]rollout.EpisodeResult, error) {
+// play publishes the jobs of iteration it as kind (Replay, Eval and
+// Sampled set) and collects their results in job order.
+func (c *Client) play(ctx context.Context, it int, jobs []rollout.Job, pol *policy.Policy, kind Job) ([]rollout.EpisodeResult, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
-	ph, err := c.policyHash(ctx, pol)
-	if err != nil {
-		return nil, err
+	ph := ""
+	if pol != nil {
+		var err error
+		if ph, err = c.policyHash(ctx, pol); err != nil {
+			return nil, err
+		}
 	}
 	c.batch++
 	prefix := fmt.Sprintf("%s.%d.%d.", c.run, it, c.batch)
@@ -149,7 +169,8 @@ func (c *Client) play(ctx context.Context, it int, jobs []rollout.Job, pol *poli
 		c.mu.Unlock()
 	}()
 	for i, j := range jobs {
-		m := Job{Run: c.run, Iteration: it, Batch: c.batch, Index: i, Task: j.Task, Rollout: j.Rollout, Prefix: j.Prefix, Replay: replay, Policy: ph, Config: c.config}
+		m := Job{Run: c.run, Iteration: it, Batch: c.batch, Index: i, Task: j.Task, Rollout: j.Rollout, Prefix: j.Prefix,
+			Replay: kind.Replay, Eval: kind.Eval, Sampled: kind.Sampled, Policy: ph, Config: c.config}
 		data, err := json.Marshal(m)
 		if err != nil {
 			return nil, err

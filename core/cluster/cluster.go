@@ -199,8 +199,15 @@ type Job struct {
 	Prefix  [][]int `json:"prefix,omitempty"`
 	// Replay is true for a branch of counterfactual credit.
 	Replay bool `json:"replay,omitempty"`
+	// Eval, if set, makes the job an evaluation episode played by the
+	// policy of that name ("grpo", "random" or a baseline of the env; see
+	// rollout.Pool.PlayEval), the trained one greedy unless Sampled.
+	// Evaluation jobs have Iteration 0.
+	Eval    string `json:"eval,omitempty"`
+	Sampled bool   `json:"sampled,omitempty"`
 	// Policy and Config are the sha256 of the policy weights
-	// (safetensors) and of the resolved configuration in the object store.
+	// (safetensors) and of the resolved configuration in the object store;
+	// Policy is empty for an evaluation without a trained policy.
 	Policy string `json:"policy"`
 	Config string `json:"config"`
 }

@@ -5,10 +5,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -119,12 +122,12 @@ func train(t *testing.T, text, out, url string, o cluster.Options, overrides ...
 	return testenv.MetricsWithoutTiming(t, filepath.Join(out, "metrics.jsonl")), p
 }
 
-// clusterSetup parses the project text, connects a cluster client for it
+// clusterSetup parses the project text with overrides, connects a cluster client for it
 // to the server at url and builds its setup; both close when the test
 // ends.
-func clusterSetup(ctx context.Context, t testing.TB, url, text string, o cluster.Options) (*cluster.Client, *agentfile.Built) {
+func clusterSetup(ctx context.Context, t testing.TB, url, text string, o cluster.Options, overrides ...string) (*cluster.Client, *agentfile.Built) {
 	t.Helper()
-	cfg, err := agentfile.Parse("agentfile.toml", []byte(text))
+	cfg, err := agentfile.Parse("agentfile.toml", []byte(text), overrides...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,5 +496,50 @@ func TestKilledWorkerAndRestart(t *testing.T) {
 	}
 	if strings.Join(gotM, "\n") != strings.Join(wantM, "\n") || !bytes.Equal(gotP, wantP) {
 		t.Errorf("the run with a killed worker differs:\nlocal:\n%s\ncluster:\n%s", strings.Join(wantM, "\n"), strings.Join(gotM, "\n"))
+	}
+}
+
+// An evaluation of the writing task (sim LLM) played on the workers
+// (rollout.EvaluateOn with the client as the player) gives the report of
+// the in-process pool byte for byte: with a trained policy greedy and
+// sampled, and with the baselines only.
+func TestEvalOnWorkers(t *testing.T) {
+	url := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	writing, err := os.ReadFile(filepath.Join("..", "..", "agentfile.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, b := clusterSetup(ctx, t, url, string(writing), clusterOptions(), "env.params.writers=3", "agents.0.count=3")
+	startWorkers(t, url, 2, clusterOptions(), t.TempDir(), nil)
+	pol, err := policyFor(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		trained *policy.Policy
+		sampled bool
+	}{{"greedy", pol, false}, {"sampled", pol, true}, {"baselines", nil, false}} {
+		e := b.Eval
+		e.Episodes, e.Sampled = 4, tc.sampled
+		want, err := rollout.Evaluate(ctx, b.Setup, tc.trained, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := rollout.EvaluateOn(ctx, b.Setup, c, tc.trained, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wj, _ := json.Marshal(want)
+		gj, _ := json.Marshal(got)
+		if !bytes.Equal(wj, gj) {
+			t.Errorf("%s: the evaluation on workers differs:\nlocal:   %s\nworkers: %s", tc.name, wj, gj)
+		}
+		_, random := got.Policies["random"]
+		if _, ok := got.Policies["grpo"]; ok != (tc.trained != nil) || !random {
+			t.Errorf("%s: policies %v", tc.name, slices.Collect(maps.Keys(got.Policies)))
+		}
 	}
 }

@@ -209,9 +209,13 @@ func (w *Worker) play(ctx context.Context, j Job) (rollout.EpisodeResult, error)
 	if err != nil {
 		return rollout.EpisodeResult{}, err
 	}
-	pol, err := w.policy(ctx, j.Policy)
-	if err != nil {
-		return rollout.EpisodeResult{}, err
+	var pol *policy.Policy
+	if j.Policy != "" {
+		if pol, err = w.policy(ctx, j.Policy); err != nil {
+			return rollout.EpisodeResult{}, err
+		}
+	} else if j.Eval == "" {
+		return rollout.EpisodeResult{}, errors.New("the job names no policy")
 	}
 	var p *rollout.Pool
 	select {
@@ -225,9 +229,12 @@ func (w *Worker) play(ctx context.Context, j Job) (rollout.EpisodeResult, error)
 	}
 	jobs := []rollout.Job{{Task: j.Task, Rollout: j.Rollout, Prefix: j.Prefix}}
 	var out []rollout.EpisodeResult
-	if j.Replay {
+	switch {
+	case j.Eval != "":
+		out, err = p.PlayEval(ctx, jobs, j.Eval, pol, j.Sampled)
+	case j.Replay:
 		out, err = p.Replay(ctx, jobs, pol)
-	} else {
+	default:
 		out, err = p.Sample(ctx, jobs, pol)
 	}
 	select {
