@@ -49,7 +49,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer built.Close()
-	c, closeCluster, err := clusterClient(ctx, cfg.Resolved(), built)
+	c, closeCluster, err := clusterClient(ctx, cfg.Resolved(), built, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "troupe eval: %v\n", err)
 		return exitRuntime

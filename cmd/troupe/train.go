@@ -107,7 +107,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "troupe: %v\n", err)
 		return exitRuntime
 	}
-	c, closeCluster, err := clusterClient(ctx, cfg, built)
+	c, closeCluster, err := clusterClient(ctx, cfg, built, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "troupe: %v\n", err)
 		return exitRuntime

@@ -20,10 +20,12 @@ func init() {
 }
 
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("worker", "worker --nats URL [--concurrency N] [--cache DIR]", stdout, stderr)
+	fs := newFlagSet("worker", "worker --nats URL [--concurrency N] [--cache DIR] [--idle DURATION]", stdout, stderr)
+	def := cluster.DefaultWorkerOptions()
 	url := fs.String("nats", "", "the NATS server with JetStream at `URL` the trainer publishes to, e.g. nats://host:4222 (credentials from $"+cluster.EnvCreds+" or $"+cluster.EnvUser+"/$"+cluster.EnvPassword+"; TLS files from $"+cluster.EnvCA+", $"+cluster.EnvCert+", $"+cluster.EnvKey+")")
-	concurrency := fs.Int("concurrency", 1, "episodes played at once (one env instance each)")
+	concurrency := fs.Int("concurrency", def.Concurrency, "episodes played at once (one env instance each)")
 	cache := fs.String("cache", defaultWorkerCache(), "directory where the Wasm modules of the trainers' runs are kept, by content hash")
+	idle := fs.Duration("idle", def.Idle, "close a run's setup (env instances, plugin processes) after this long without a job of it")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -32,8 +34,10 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fs.Usage()
 		return exitUsage
 	}
-	if *concurrency < 1 {
-		fmt.Fprintf(fs.Output(), "troupe worker: --concurrency must be at least 1, got %d\n", *concurrency)
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	o := cluster.WorkerOptions{Concurrency: *concurrency, Cache: *cache, Idle: *idle, Log: log}
+	if err := o.Validate(); err != nil {
+		fmt.Fprintf(fs.Output(), "troupe worker: %v (--concurrency, --cache, --idle)\n", err)
 		fs.Usage()
 		return exitUsage
 	}
@@ -44,8 +48,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitRuntime
 	}
 	defer nc.Close()
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	w, err := cluster.NewWorker(ctx, nc, agentfile.OpenResolved, *concurrency, *cache, cluster.Options{}, log)
+	w, err := cluster.NewWorker(ctx, nc, agentfile.OpenResolved, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "troupe: %v\n", err)
 		return exitRuntime
@@ -70,8 +73,9 @@ func defaultWorkerCache() string {
 // clusterClient connects to the cluster of cfg's [cluster] nats and
 // opens a client for a run of cfg (resolved: it is what the workers build
 // their setup from) with cfg's plugin files; nil (and a no-op done) when
-// [cluster] names no server. done closes the client and the connection.
-func clusterClient(ctx context.Context, cfg agentfile.Config, built *agentfile.Built) (c *cluster.Client, done func(), err error) {
+// [cluster] names no server. Its warnings go to stderr. done closes the
+// client and the connection.
+func clusterClient(ctx context.Context, cfg agentfile.Config, built *agentfile.Built, stderr io.Writer) (c *cluster.Client, done func(), err error) {
 	if !built.Cluster.Enabled() {
 		return nil, func() {}, nil
 	}
@@ -83,7 +87,7 @@ func clusterClient(ctx context.Context, cfg agentfile.Config, built *agentfile.B
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err = cluster.NewClient(ctx, nc, conf, cfg.Plugins(), cluster.Options{})
+	c, err = cluster.NewClient(ctx, nc, conf, cfg.Plugins(), built.Cluster, slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		nc.Close()
 		return nil, nil, err

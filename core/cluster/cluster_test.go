@@ -81,7 +81,7 @@ workers = 2
 // train runs the project to out, on the in-process pool when url is "",
 // else on the cluster at url, and returns metrics.jsonl without timing
 // and policy.safetensors.
-func train(t *testing.T, text, out, url string, o cluster.Options, overrides ...string) ([]string, []byte) {
+func train(t *testing.T, text, out, url string, o cluster.Config, overrides ...string) ([]string, []byte) {
 	t.Helper()
 	ctx := context.Background()
 	cfg, err := agentfile.Parse("agentfile.toml", []byte(text), overrides...)
@@ -99,7 +99,7 @@ func train(t *testing.T, text, out, url string, o cluster.Options, overrides ...
 	}
 	var sampler trainer.Sampler
 	if url != "" {
-		c, err := cluster.NewClient(ctx, connect(t, url), resolved, cfg.Plugins(), o)
+		c, err := cluster.NewClient(ctx, connect(t, url), resolved, cfg.Plugins(), o, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func train(t *testing.T, text, out, url string, o cluster.Options, overrides ...
 // clusterSetup parses the project text with overrides, connects a cluster client for it
 // to the server at url and builds its setup; both close when the test
 // ends.
-func clusterSetup(ctx context.Context, t testing.TB, url, text string, o cluster.Options, overrides ...string) (*cluster.Client, *agentfile.Built) {
+func clusterSetup(ctx context.Context, t testing.TB, url, text string, o cluster.Config, overrides ...string) (*cluster.Client, *agentfile.Built) {
 	t.Helper()
 	cfg, err := agentfile.Parse("agentfile.toml", []byte(text), overrides...)
 	if err != nil {
@@ -135,7 +135,7 @@ func clusterSetup(ctx context.Context, t testing.TB, url, text string, o cluster
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cluster.NewClient(ctx, connect(t, url), resolved, cfg.Plugins(), o)
+	c, err := cluster.NewClient(ctx, connect(t, url), resolved, cfg.Plugins(), o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,13 +150,13 @@ func clusterSetup(ctx context.Context, t testing.TB, url, text string, o cluster
 
 // startWorkers runs n workers, each on its own connection, with plugin
 // cache cache, until the test ends; hook (may be nil) is set on worker 0.
-func startWorkers(t *testing.T, url string, n int, o cluster.Options, cache string, hook func(cluster.Job) bool) []*cluster.Worker {
+func startWorkers(t *testing.T, url string, n int, cache string, hook func(cluster.Job) bool) []*cluster.Worker {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var ws []*cluster.Worker
 	for i := range n {
-		w, err := cluster.NewWorker(ctx, connect(t, url), agentfile.OpenResolved, 1, cache, o, nil)
+		w, err := cluster.NewWorker(ctx, connect(t, url), agentfile.OpenResolved, workerOpts(1, cache))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,10 +182,10 @@ func TestClusterRunIsIdentical(t *testing.T) {
 		t.Skip("trains twice per credit")
 	}
 	url := startServer(t)
-	o := cluster.Options{AckWait: time.Second, MaxDeliver: 3}
+	o := delivery(time.Second, 3)
 	var skipped atomic.Int32
 	var dupKey atomic.Value
-	ws := startWorkers(t, url, 3, o, t.TempDir(), func(j cluster.Job) bool {
+	ws := startWorkers(t, url, 3, t.TempDir(), func(j cluster.Job) bool {
 		if skipped.CompareAndSwap(0, 1) {
 			dupKey.Store(j.Key())
 			return false // killed between writing and acking
@@ -252,13 +252,13 @@ func TestClusterRunIsIdentical(t *testing.T) {
 // failure does, and the other results still arrive.
 func TestPoisonJobFailsItsEpisode(t *testing.T) {
 	url := startServer(t)
-	o := cluster.Options{AckWait: time.Second, MaxDeliver: 2}
+	o := delivery(time.Second, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	broken := func(context.Context, []byte, []cluster.Plugin) (*rollout.Setup, func(), error) {
 		return nil, nil, errors.New("no such env on this worker")
 	}
-	w, err := cluster.NewWorker(ctx, connect(t, url), broken, 2, t.TempDir(), o, nil)
+	w, err := cluster.NewWorker(ctx, connect(t, url), broken, workerOpts(2, t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func TestPluginsOnWorkers(t *testing.T) {
 	dir := t.TempDir()
 	wasm, plug := buildPlugins(t, dir)
 	url := startServer(t)
-	o := cluster.Options{AckWait: time.Second, MaxDeliver: 2}
+	o := delivery(time.Second, 2)
 
 	// Wasm: identical to the local run. The worker's cache holds the
 	// module under its hash (it never reads the trainer's path).
@@ -330,7 +330,7 @@ func TestPluginsOnWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := t.TempDir()
-	startWorkers(t, url, 2, o, cache, nil)
+	startWorkers(t, url, 2, cache, nil)
 	text := strings.Replace(strings.Replace(project, "CREDIT", "", 1), "builtin:lbf", "wasm:"+shipped, 1)
 	wantM, wantP := train(t, text, filepath.Join(dir, "local"), "", o)
 	gotM, gotP := train(t, text, filepath.Join(dir, "cluster"), url, o)
@@ -386,7 +386,7 @@ func policyFor(b *agentfile.Built) (*policy.Policy, error) {
 // fails its episode, as a local failure.
 func TestJobNoWorkerFinishes(t *testing.T) {
 	url := startServer(t)
-	o := cluster.Options{AckWait: 500 * time.Millisecond, MaxDeliver: 2}
+	o := delivery(500 * time.Millisecond, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cfg, err := agentfile.Parse("agentfile.toml", []byte(strings.Replace(project, "CREDIT", "", 1)))
@@ -400,7 +400,7 @@ func TestJobNoWorkerFinishes(t *testing.T) {
 	defer b.Close()
 	resolved, _ := cfg.Resolved().Encode()
 	nc := connect(t, url)
-	c, err := cluster.NewClient(ctx, nc, resolved, nil, o)
+	c, err := cluster.NewClient(ctx, nc, resolved, nil, o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func TestKilledWorkerAndRestart(t *testing.T) {
 		t.Skip("trains twice")
 	}
 	url := startServer(t)
-	o := cluster.Options{AckWait: time.Second, MaxDeliver: 3}
+	o := delivery(time.Second, 3)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
@@ -462,7 +462,7 @@ func TestKilledWorkerAndRestart(t *testing.T) {
 		go func() { defer wg.Done(); _ = w.Run(ctx) }()
 	}
 	ncA := connect(t, url)
-	a, err := cluster.NewWorker(ctx, ncA, agentfile.OpenResolved, 1, t.TempDir(), o, nil)
+	a, err := cluster.NewWorker(ctx, ncA, agentfile.OpenResolved, workerOpts(1, t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +480,7 @@ func TestKilledWorkerAndRestart(t *testing.T) {
 	go func() {
 		<-killed
 		time.Sleep(200 * time.Millisecond)
-		b, err := cluster.NewWorker(ctx, connect(t, url), agentfile.OpenResolved, 2, t.TempDir(), o, nil)
+		b, err := cluster.NewWorker(ctx, connect(t, url), agentfile.OpenResolved, workerOpts(2, t.TempDir()))
 		if err != nil {
 			t.Error(err)
 			return
@@ -512,7 +512,7 @@ func TestEvalOnWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, b := clusterSetup(ctx, t, url, string(writing), clusterOptions(), "env.params.writers=3", "agents.0.count=3")
-	startWorkers(t, url, 2, clusterOptions(), t.TempDir(), nil)
+	startWorkers(t, url, 2, t.TempDir(), nil)
 	pol, err := policyFor(b)
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func workerMain(url string) int {
 	}
 	defer nc.Close()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	w, err := cluster.NewWorker(ctx, nc, agentfile.OpenResolved, n, os.Getenv(envProcCache), workerOptions(), log)
+	w, err := cluster.NewWorker(ctx, nc, agentfile.OpenResolved, cluster.WorkerOptions{Concurrency: n, Cache: os.Getenv(envProcCache), Idle: time.Minute, Log: log})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -159,12 +159,24 @@ func startProcs(tb testing.TB, url string, n, concurrency int, cache string, ext
 	return ps
 }
 
-// clusterOptions are the delivery settings of the tests' trainers, and
-// workerOptions those of their worker processes.
-func clusterOptions() cluster.Options { return cluster.Options{} }
+// clusterOptions are the delivery settings of the tests' trainers: the
+// defaults (what the worker processes create the consumer with).
+func clusterOptions() cluster.Config { return cluster.DefaultConfig() }
 
-func workerOptions() cluster.Options { return cluster.Options{} }
+// delivery is the default configuration with ack_wait and max_deliver.
+func delivery(ackWait time.Duration, maxDeliver int) cluster.Config {
+	c := cluster.DefaultConfig()
+	c.AckWait, c.MaxDeliver = ackWait, maxDeliver
+	return c
+}
 
+// workerOpts are the options of a test worker: n at a time, plugin
+// files in cache.
+func workerOpts(n int, cache string) cluster.WorkerOptions {
+	o := cluster.DefaultWorkerOptions()
+	o.Concurrency, o.Cache = n, cache
+	return o
+}
 // syncBuffer is a bytes.Buffer safe for concurrent use.
 type syncBuffer struct {
 	mu sync.Mutex
