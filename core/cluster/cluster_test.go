@@ -386,7 +386,7 @@ func policyFor(b *agentfile.Built) (*policy.Policy, error) {
 // fails its episode, as a local failure.
 func TestJobNoWorkerFinishes(t *testing.T) {
 	url := startServer(t)
-	o := delivery(500 * time.Millisecond, 2)
+	o := delivery(500*time.Millisecond, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cfg, err := agentfile.Parse("agentfile.toml", []byte(strings.Replace(project, "CREDIT", "", 1)))

@@ -177,6 +177,7 @@ func workerOpts(n int, cache string) cluster.WorkerOptions {
 	o.Concurrency, o.Cache = n, cache
 	return o
 }
+
 // syncBuffer is a bytes.Buffer safe for concurrent use.
 type syncBuffer struct {
 	mu sync.Mutex
