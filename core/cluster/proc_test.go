@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,7 +29,10 @@ const (
 	envProcURL         = "TROUPE_CLUSTER_TEST_WORKER_NATS"
 	envProcConcurrency = "TROUPE_CLUSTER_TEST_WORKER_CONCURRENCY"
 	envProcCache       = "TROUPE_CLUSTER_TEST_WORKER_CACHE"
-	envProcIdle        = "TROUPE_CLUSTER_TEST_WORKER_IDLE"
+	// envProcSlow makes a worker process print "playing KEY" when it
+	// starts an episode and wait this long (a Go duration) before writing
+	// its result, so that it holds a job most of the time.
+	envProcSlow = "TROUPE_CLUSTER_TEST_WORKER_SLOW"
 	// procReady is the line a worker process prints once its consumer is
 	// open.
 	procReady = "worker ready"
@@ -66,6 +70,15 @@ func workerMain(url string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if d, err := time.ParseDuration(os.Getenv(envProcSlow)); err == nil {
+		var mu sync.Mutex
+		cluster.SetOnPlay(w, func(_ context.Context, j cluster.Job) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Println("playing " + j.Key())
+		})
+		cluster.SetBeforeWrite(w, func(cluster.Job) bool { time.Sleep(d); return true })
+	}
 	fmt.Println(procReady)
 	if err := w.Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -79,6 +92,9 @@ type workerProc struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	done  chan struct{} // closed when the process has exited
+	// lines receives what the process prints after it is ready (lines
+	// that do not fit are dropped).
+	lines chan string
 }
 
 // kill ends the process with SIGKILL (no result written, no ack, no
@@ -102,7 +118,7 @@ func (p *workerProc) stop() {
 // startProcs starts n worker processes on the server at url, each
 // playing concurrency episodes at once with plugin cache cache, and waits
 // until each has opened its consumer. They stop when the test ends.
-// Their logs are shown when the test fails.
+// Their logs are shown when the test fails; extraEnv is added to their environment.
 func startProcs(tb testing.TB, url string, n, concurrency int, cache string, extraEnv ...string) []*workerProc {
 	tb.Helper()
 	var ps []*workerProc
@@ -123,15 +139,21 @@ func startProcs(tb testing.TB, url string, n, concurrency int, cache string, ext
 		if err := cmd.Start(); err != nil {
 			tb.Fatalf("starting a worker process: %v", err)
 		}
-		p := &workerProc{cmd: cmd, stdin: stdin, done: make(chan struct{})}
+		p := &workerProc{cmd: cmd, stdin: stdin, done: make(chan struct{}), lines: make(chan string, 1024)}
 		ready := make(chan bool, 1)
 		go func() {
 			sc := bufio.NewScanner(stdout)
 			ok := false
 			for sc.Scan() {
-				if !ok && strings.TrimSpace(sc.Text()) == procReady {
+				switch {
+				case !ok && strings.TrimSpace(sc.Text()) == procReady:
 					ok = true
 					ready <- true
+				case ok:
+					select {
+					case p.lines <- sc.Text():
+					default:
+					}
 				}
 			}
 			if !ok {
@@ -200,4 +222,64 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestKilledWorkerProcess: the only worker process, killed with SIGKILL
+// in the middle of an iteration while it plays a job (no result, no ack,
+// no goodbye), and a worker process started in its place (a restart, with
+// the same cache) give the run of the in-process pool: the restarted
+// worker picks up where the killed one stopped, the job it held first.
+func TestKilledWorkerProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains twice")
+	}
+	url := startServer(t)
+	o := delivery(time.Second, 3)
+	cache := t.TempDir()
+	slow := envProcSlow + "=100ms"
+	first := startProcs(t, url, 1, 1, cache, slow)[0]
+	type restart struct {
+		key string
+		p   *workerProc
+	}
+	restarted := make(chan restart, 1)
+	go func() {
+		n := 0
+		for line := range first.lines {
+			if key, ok := strings.CutPrefix(line, "playing "); ok {
+				if n++; n == 4 { // iteration 1 is under way
+					time.Sleep(30 * time.Millisecond) // inside the episode or its wait
+					first.kill()
+					restarted <- restart{key, startProcs(t, url, 1, 1, cache, slow)[0]}
+					return
+				}
+			}
+		}
+	}()
+	text := strings.Replace(project, "CREDIT", "", 1)
+	dir := t.TempDir()
+	wantM, wantP := train(t, text, filepath.Join(dir, "local"), "", o)
+	gotM, gotP := train(t, text, filepath.Join(dir, "cluster"), url, o)
+	var r restart
+	select {
+	case r = <-restarted:
+	default:
+		t.Fatal("the worker process was not killed during the run")
+	}
+	if first.cmd.ProcessState == nil || first.cmd.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the first worker process: %v, want killed by SIGKILL", first.cmd.ProcessState)
+	}
+	if strings.Join(gotM, "\n") != strings.Join(wantM, "\n") || !bytes.Equal(gotP, wantP) {
+		t.Errorf("the run with a worker process killed while playing %s differs:\nlocal:\n%s\ncluster:\n%s", r.key, strings.Join(wantM, "\n"), strings.Join(gotM, "\n"))
+	}
+	// The restarted process played the killed job again.
+	replayed := false
+	for len(r.p.lines) > 0 {
+		if line := <-r.p.lines; line == "playing "+r.key {
+			replayed = true
+		}
+	}
+	if !replayed {
+		t.Errorf("the restarted worker process never played %s, the job the killed one held", r.key)
+	}
 }
