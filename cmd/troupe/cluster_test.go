@@ -101,14 +101,29 @@ func TestTrainOnWorkers(t *testing.T) {
 	}
 }
 
-// A worker without --nats, and a NATS URL that carries credentials, are
+// A worker without --nats or with options that cannot work, a NATS URL
+// that carries credentials and a [cluster] setting that cannot work are
 // usage errors.
 func TestWorkerUsage(t *testing.T) {
 	if code, _, stderr := troupe(t, "worker"); code != exitUsage || !strings.Contains(stderr, "--nats URL is required") {
 		t.Errorf("worker: exit %d, stderr %q", code, stderr)
 	}
+	for _, tc := range []struct{ flag, want string }{
+		{"--concurrency=0", "concurrency must be at least 1, got 0"},
+		{"--idle=0s", "idle must be at least 1ms, got 0s"},
+	} {
+		code, _, stderr := troupe(t, "worker", "--nats", "nats://127.0.0.1:9", tc.flag)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("worker %s: exit %d, stderr %q", tc.flag, code, stderr)
+		}
+	}
+	af0 := writeAgentfile(t, climbing)
+	code, _, stderr := troupe(t, "eval", "-f", af0, "--nats", "nats://127.0.0.1:4222", "--set", "cluster.progress_every=\"40s\"")
+	if code != exitUsage || !strings.Contains(stderr, "cluster.progress_every") {
+		t.Errorf("eval with progress_every ≥ ack_wait: exit %d, stderr %q", code, stderr)
+	}
 	af := writeAgentfile(t, climbing)
-	code, _, stderr := troupe(t, "train", "-f", af, "--out", t.TempDir(), "--nats", "nats://user:secret@127.0.0.1:4222")
+	code, _, stderr = troupe(t, "train", "-f", af, "--out", t.TempDir(), "--nats", "nats://user:secret@127.0.0.1:4222")
 	if code != exitUsage || !strings.Contains(stderr, "cluster.nats") || !strings.Contains(stderr, "TROUPE_NATS_CREDS") {
 		t.Errorf("train --nats with credentials: exit %d, stderr %q", code, stderr)
 	}

@@ -21,11 +21,11 @@ func init() {
 
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("worker", "worker --nats URL [--concurrency N] [--cache DIR] [--idle DURATION]", stdout, stderr)
-	def := cluster.DefaultWorkerOptions()
+	defaults := cluster.DefaultWorkerOptions()
 	url := fs.String("nats", "", "the NATS server with JetStream at `URL` the trainer publishes to, e.g. nats://host:4222 (credentials from $"+cluster.EnvCreds+" or $"+cluster.EnvUser+"/$"+cluster.EnvPassword+"; TLS files from $"+cluster.EnvCA+", $"+cluster.EnvCert+", $"+cluster.EnvKey+")")
-	concurrency := fs.Int("concurrency", def.Concurrency, "episodes played at once (one env instance each)")
+	concurrency := fs.Int("concurrency", defaults.Concurrency, "episodes played at once (one env instance each)")
 	cache := fs.String("cache", defaultWorkerCache(), "directory where the Wasm modules of the trainers' runs are kept, by content hash")
-	idle := fs.Duration("idle", def.Idle, "close a run's setup (env instances, plugin processes) after this long without a job of it")
+	idle := fs.Duration("idle", defaults.Idle, "close a run's setup (env instances, plugin processes) after this long without a job of it")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
