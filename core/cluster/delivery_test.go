@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/troupe-dev/troupe/core/agentfile"
@@ -280,5 +281,44 @@ func TestTraceContextTravels(t *testing.T) {
 		if s.TraceID() != tid || s.SpanID() != sid || !s.IsRemote() || !s.IsSampled() {
 			t.Errorf("the episode was played in trace %s span %s (remote %v), want %s %s", s.TraceID(), s.SpanID(), s.IsRemote(), tid, sid)
 		}
+	}
+}
+
+// Results of another run, and of an older iteration of this run, already
+// in the bucket are not read: the trainer waits for its own.
+func TestForeignResultsIgnored(t *testing.T) {
+	url := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, b := clusterSetup(ctx, t, url, strings.Replace(project, "CREDIT", "", 1), clusterOptions())
+	js, err := jetstream.New(connect(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, cluster.ResultBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first call of the client is batch 1; it plays iteration 2.
+	for _, j := range []cluster.Job{{Run: "other-run", Iteration: 2, Batch: 1}, {Run: c.Run(), Iteration: 1, Batch: 1}} {
+		data, err := cluster.EncodeResult(j, rollout.EpisodeResult{Failed: true, Reason: "stale result of " + j.Key()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kv.Create(ctx, j.Key(), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startWorkers(t, url, 1, t.TempDir(), nil)
+	pol, err := policyFor(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Sample(ctx, 2, []rollout.Job{{Task: 2, Rollout: 3}}, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Failed || res[0].Episode.Seed != 2 {
+		t.Errorf("the trainer read %q (failed %v, seed %d), not its own result", res[0].Reason, res[0].Failed, res[0].Episode.Seed)
 	}
 }

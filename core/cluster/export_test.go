@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"time"
+
+	"github.com/troupe-dev/troupe/core/rollout"
 )
 
 // SetAfterWrite sets the hook called after a worker writes a result;
@@ -22,3 +24,6 @@ func SetOnPlay(w *Worker, f func(context.Context, Job)) { w.onPlay = f }
 func Paused(w *Worker, limited bool, base time.Duration) time.Duration {
 	return w.paused(limited, base)
 }
+
+// EncodeResult is the stored form of the result of job j.
+func EncodeResult(j Job, res rollout.EpisodeResult) ([]byte, error) { return encodeResult(j, res) }
