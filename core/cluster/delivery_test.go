@@ -13,11 +13,16 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/troupe-dev/troupe/core/agentfile"
 	"github.com/troupe-dev/troupe/core/cluster"
 	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/core/telemetry"
+	"github.com/troupe-dev/troupe/core/trainer"
 )
 
 // limitedServer is an OpenAI-compatible server that answers 429 to the
@@ -320,5 +325,74 @@ func TestForeignResultsIgnored(t *testing.T) {
 	}
 	if res[0].Failed || res[0].Episode.Seed != 2 {
 		t.Errorf("the trainer read %q (failed %v, seed %d), not its own result", res[0].Reason, res[0].Failed, res[0].Episode.Seed)
+	}
+}
+
+// With telemetry on at both ends, an episode played on a worker is a
+// span of the trainer's trace: the child of its iteration's span.
+func TestEpisodeSpansInTrainerTrace(t *testing.T) {
+	url := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	traced := func(tb testing.TB) (*telemetry.Telemetry, *tracetest.InMemoryExporter) {
+		exp := tracetest.NewInMemoryExporter()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+		tb.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+		tel, err := telemetry.New(telemetry.Config{Exporter: telemetry.ExporterStdout}, tp, sdkmetric.NewMeterProvider())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return tel, exp
+	}
+	workerTel, workerSpans := traced(t)
+	withTelemetry := func(ctx context.Context, text []byte, plugins []cluster.Plugin) (*rollout.Setup, func(), error) {
+		s, done, err := agentfile.OpenResolved(ctx, text, plugins)
+		if err == nil {
+			s.Telemetry = workerTel
+		}
+		return s, done, err
+	}
+	w, err := cluster.NewWorker(ctx, connect(t, url), withTelemetry, workerOpts(1, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	ran := make(chan struct{})
+	go func() { _ = w.Run(wctx); close(ran) }()
+	defer func() { stop(); <-ran }()
+
+	c, b := clusterSetup(ctx, t, url, strings.Replace(project, "CREDIT", "", 1), clusterOptions())
+	trainerTel, trainerSpans := traced(t)
+	s := b.Setup
+	s.Telemetry = trainerTel
+	tr, err := trainer.NewWithSampler(s, b.Train, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if _, _, err := tr.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var iteration tracetest.SpanStub
+	for _, sp := range trainerSpans.GetSpans() {
+		if strings.HasPrefix(sp.Name, "train iteration") {
+			iteration = sp
+		}
+	}
+	if !iteration.SpanContext.IsValid() {
+		t.Fatalf("no iteration span among the trainer's %d spans", len(trainerSpans.GetSpans()))
+	}
+	episodes := 0
+	for _, sp := range workerSpans.GetSpans() {
+		if !strings.HasPrefix(sp.Name, "invoke_workflow") {
+			continue
+		}
+		episodes++
+		if sp.SpanContext.TraceID() != iteration.SpanContext.TraceID() || sp.Parent.SpanID() != iteration.SpanContext.SpanID() {
+			t.Errorf("episode span %s: trace %s parent %s, want trace %s parent %s", sp.Name, sp.SpanContext.TraceID(), sp.Parent.SpanID(), iteration.SpanContext.TraceID(), iteration.SpanContext.SpanID())
+		}
+	}
+	if want := b.Train.TasksPerIteration * b.Train.GroupSize; episodes != want {
+		t.Errorf("the worker made %d episode spans, want %d", episodes, want)
 	}
 }
