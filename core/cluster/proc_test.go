@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -123,62 +124,73 @@ func startProcs(tb testing.TB, url string, n, concurrency int, cache string, ext
 	tb.Helper()
 	var ps []*workerProc
 	for range n {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envProcURL+"="+url, envProcConcurrency+"="+strconv.Itoa(concurrency), envProcCache+"="+cache)
-		cmd.Env = append(cmd.Env, extraEnv...)
-		logs := &syncBuffer{}
-		cmd.Stderr = logs
-		stdin, err := cmd.StdinPipe()
+		p, err := startProc(tb, url, concurrency, cache, extraEnv...)
 		if err != nil {
 			tb.Fatal(err)
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			tb.Fatalf("starting a worker process: %v", err)
-		}
-		p := &workerProc{cmd: cmd, stdin: stdin, done: make(chan struct{}), lines: make(chan string, 1024)}
-		ready := make(chan bool, 1)
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			ok := false
-			for sc.Scan() {
-				switch {
-				case !ok && strings.TrimSpace(sc.Text()) == procReady:
-					ok = true
-					ready <- true
-				case ok:
-					select {
-					case p.lines <- sc.Text():
-					default:
-					}
-				}
-			}
-			if !ok {
-				ready <- false
-			}
-		}()
-		go func() { _ = cmd.Wait(); close(p.done) }()
-		tb.Cleanup(func() {
-			p.stop()
-			if tb.Failed() && logs.Len() > 0 {
-				tb.Logf("worker process %d:\n%s", cmd.Process.Pid, logs.String())
-			}
-		})
-		select {
-		case ok := <-ready:
-			if !ok {
-				<-p.done
-				tb.Fatalf("a worker process exited before it was ready: %v", cmd.ProcessState)
-			}
-		case <-time.After(30 * time.Second):
-			tb.Fatal("a worker process was not ready after 30 s")
 		}
 		ps = append(ps, p)
 	}
 	return ps
+}
+
+// startProc starts one worker process as startProcs does; it may be
+// called from any goroutine of the test (it reports errors instead of
+// failing the test).
+func startProc(tb testing.TB, url string, concurrency int, cache string, extraEnv ...string) (*workerProc, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envProcURL+"="+url, envProcConcurrency+"="+strconv.Itoa(concurrency), envProcCache+"="+cache)
+	cmd.Env = append(cmd.Env, extraEnv...)
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting a worker process: %w", err)
+	}
+	p := &workerProc{cmd: cmd, stdin: stdin, done: make(chan struct{}), lines: make(chan string, 1024)}
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		ok := false
+		for sc.Scan() {
+			switch {
+			case !ok && strings.TrimSpace(sc.Text()) == procReady:
+				ok = true
+				ready <- true
+			case ok:
+				select {
+				case p.lines <- sc.Text():
+				default:
+				}
+			}
+		}
+		if !ok {
+			ready <- false
+		}
+	}()
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	tb.Cleanup(func() {
+		p.stop()
+		if tb.Failed() && logs.Len() > 0 {
+			tb.Logf("worker process %d:\n%s", cmd.Process.Pid, logs.String())
+		}
+	})
+	select {
+	case ok := <-ready:
+		if !ok {
+			<-p.done
+			return nil, fmt.Errorf("a worker process exited before it was ready: %v\n%s", cmd.ProcessState, logs.String())
+		}
+	case <-time.After(30 * time.Second):
+		return nil, errors.New("a worker process was not ready after 30 s")
+	}
+	return p, nil
 }
 
 // clusterOptions are the delivery settings of the tests' trainers: the
@@ -250,7 +262,13 @@ func TestKilledWorkerProcess(t *testing.T) {
 				if n++; n == 4 { // iteration 1 is under way
 					time.Sleep(30 * time.Millisecond) // inside the episode or its wait
 					first.kill()
-					restarted <- restart{key, startProcs(t, url, 1, 1, cache, slow)[0]}
+					p, err := startProc(t, url, 1, cache, slow)
+					if err != nil {
+						t.Errorf("restarting the worker process: %v", err)
+						close(restarted)
+						return
+					}
+					restarted <- restart{key, p}
 					return
 				}
 			}
@@ -264,7 +282,9 @@ func TestKilledWorkerProcess(t *testing.T) {
 	select {
 	case r = <-restarted:
 	default:
-		t.Fatal("the worker process was not killed during the run")
+	}
+	if r.p == nil {
+		t.Fatal("the worker process was not killed and restarted during the run")
 	}
 	if first.cmd.ProcessState == nil || first.cmd.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("the first worker process: %v, want killed by SIGKILL", first.cmd.ProcessState)
