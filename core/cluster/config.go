@@ -14,7 +14,9 @@ import (
 // its rule. Credentials are never part of it (see [Connect]). The trainer
 // sets the delivery settings of the job consumer from it, and sends the
 // workers' settings (progress_every, rate_limit_pause, max_rate_limited)
-// with every job, so a worker needs no configuration of its own.
+// with every job, so a worker needs no configuration of its own. Trainers
+// that share a server share its job consumer: the last one to start sets
+// ack_wait and max_deliver for every run's jobs.
 type Config struct {
 	// NATS is the URL of a NATS server with JetStream, e.g.
 	// "nats://nats.internal:4222" ("tls://…" for TLS). Default "": episodes
