@@ -170,6 +170,7 @@ func (c *Client) play(ctx context.Context, it int, jobs []rollout.Job, pol *poli
 		return nil, fmt.Errorf("cluster: watching results: %w", err)
 	}
 	defer func() { _ = w.Stop() }()
+	var seqs []uint64
 	for i, j := range jobs {
 		m := Job{Run: c.run, Iteration: it, Batch: c.batch, Index: i, Task: j.Task, Rollout: j.Rollout, Prefix: j.Prefix,
 			Replay: kind.Replay, Eval: kind.Eval, Sampled: kind.Sampled, Policy: ph, Config: c.config,
@@ -178,9 +179,12 @@ func (c *Client) play(ctx context.Context, it int, jobs []rollout.Job, pol *poli
 		if err != nil {
 			return nil, err
 		}
-		if _, err := c.r.js.PublishMsg(ctx, msg); err != nil {
+		ack, err := c.r.js.PublishMsg(ctx, msg)
+		if err != nil {
+			c.withdraw(seqs)
 			return nil, fmt.Errorf("cluster: publishing job %s: %w", m.Key(), err)
 		}
+		seqs = append(seqs, ack.Sequence)
 	}
 	var warn <-chan time.Time
 	if c.cfg.WarnAfter > 0 {
@@ -196,6 +200,7 @@ func (c *Client) play(ctx context.Context, it int, jobs []rollout.Job, pol *poli
 		var e jetstream.KeyValueEntry
 		select {
 		case <-ctx.Done():
+			c.withdraw(seqs)
 			return nil, ctx.Err()
 		case <-warn:
 			if n == 0 {
@@ -222,6 +227,18 @@ func (c *Client) play(ctx context.Context, it int, jobs []rollout.Job, pol *poli
 		n++
 	}
 	return results, nil
+}
+
+// withdraw removes the jobs of stream sequences seqs that are still in
+// the stream (not yet acked): the trainer stopped waiting for them, so no
+// worker should spend an LLM's time on them. (A job a worker holds, or
+// has handed back, is played all the same; its result is never read.)
+func (c *Client) withdraw(seqs []uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, s := range seqs {
+		_ = c.r.stream.DeleteMsg(ctx, s)
+	}
 }
 
 // warnIdle warns, when no worker holds a job, that none has taken the

@@ -396,3 +396,36 @@ func TestEpisodeSpansInTrainerTrace(t *testing.T) {
 		t.Errorf("the worker made %d episode spans, want %d", episodes, want)
 	}
 }
+
+// A trainer that stops waiting (its context ends: Ctrl-C) withdraws the
+// jobs no worker has taken, so none is played for nothing.
+func TestCancelWithdrawsJobs(t *testing.T) {
+	url := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, b := clusterSetup(ctx, t, url, strings.Replace(project, "CREDIT", "", 1), clusterOptions())
+	pol, err := policyFor(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer stop()
+	if _, err := c.Sample(sctx, 1, []rollout.Job{{Task: 2, Rollout: 3}, {Task: 2, Rollout: 4}}, pol); err == nil {
+		t.Fatal("Sample without workers returned before its context ended")
+	}
+	js, err := jetstream.New(connect(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, cluster.JobStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 0 {
+		t.Errorf("%d jobs left in the stream after the trainer stopped waiting", info.State.Msgs)
+	}
+}
