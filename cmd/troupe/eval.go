@@ -8,9 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
-	"github.com/troupe-dev/troupe/core/rollout"
 	"github.com/troupe-dev/troupe/core/trainer"
 )
 
@@ -19,7 +19,7 @@ func init() {
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("eval", "eval [-f agentfile.toml] [--policy FILE] [--episodes N] [--seed S] [--sampled] [--json] [--set key=value]...", stdout, stderr)
+	fs := newFlagSet("eval", "eval [-f agentfile.toml] [--policy FILE] [--episodes N] [--seed S] [--sampled] [--json] [--set key=value]... [--nats URL]", stdout, stderr)
 	var pf projectFlags
 	pf.register(fs)
 	pol := fs.String("policy", "", "trained policy (policy.safetensors); without it only the baselines are evaluated")
@@ -27,8 +27,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 0, "evaluation seed (default eval.seed)")
 	sampled := fs.Bool("sampled", false, "sample the trained policy's decisions instead of taking the most likely")
 	asJSON := fs.Bool("json", false, "print one JSON object (means, their 95% intervals, grpo's paired differences) instead of the tables")
+	nats := fs.String("nats", "", "play the episodes on troupe worker processes through the NATS server at `URL` (as --set cluster.nats=URL)")
 	if code, ok := parse(fs, args); !ok {
 		return code
+	}
+	if *nats != "" {
+		pf.sets = append(pf.sets, "cluster.nats="+strconv.Quote(*nats))
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -40,12 +44,21 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		*pol = discoverPolicy(pf.file, stderr)
 	}
 	prog := newProgress(stderr, 0)
-	p, built, ok := pf.open(ctx, *pol, prog, stderr)
+	p, cfg, built, ok := pf.open(ctx, *pol, prog, stderr)
 	if !ok {
 		return exitUsage
 	}
 	defer warnDroppedSpans(built, stderr) // after Close, which flushes
 	defer built.Close()
+	c, closeCluster, err := clusterClient(ctx, cfg.Resolved(), built, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "troupe eval: %v\n", err)
+		return exitRuntime
+	}
+	defer closeCluster()
+	if c != nil {
+		fmt.Fprintf(stderr, "troupe eval: episodes played by the workers of %s (start them with: troupe worker --nats URL)\n", built.Cluster.NATS)
+	}
 	e := built.Eval
 	if given["episodes"] {
 		e.Episodes = *episodes
@@ -54,7 +67,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		e.Seed = *seed
 	}
 	e.Sampled = e.Sampled || *sampled
-	rep, err := rollout.Evaluate(ctx, built.Setup, p, e)
+	rep, err := evaluate(ctx, built.Setup, c, p, e)
 	prog.done() // a waiting status of the LLM calls
 	if err != nil {
 		fmt.Fprintf(stderr, "troupe eval: %v\n", err)

@@ -48,11 +48,12 @@ func (p *projectFlags) load(stderr io.Writer) (agentfile.Config, bool) {
 
 // open loads the project file and the policy file (if any) and builds the
 // setup: what eval and run share. The LLM backends report their retries
-// to prog (see watchRetries). Errors are printed; ok false means exit 2.
-func (p *projectFlags) open(ctx context.Context, policyPath string, prog *progress, stderr io.Writer) (*policy.Policy, *agentfile.Built, bool) {
+// to prog (see watchRetries). It returns the configuration it built
+// from. Errors are printed; ok false means exit 2.
+func (p *projectFlags) open(ctx context.Context, policyPath string, prog *progress, stderr io.Writer) (*policy.Policy, agentfile.Config, *agentfile.Built, bool) {
 	cfg, ok := p.load(stderr)
 	if !ok {
-		return nil, nil, false
+		return nil, cfg, nil, false
 	}
 	watchRetries(&cfg, prog)
 	if cfg.Telemetry.Output == nil {
@@ -62,13 +63,13 @@ func (p *projectFlags) open(ctx context.Context, policyPath string, prog *progre
 	}
 	pol, ok := loadPolicy(policyPath, stderr)
 	if !ok {
-		return nil, nil, false
+		return nil, cfg, nil, false
 	}
 	built, ok := build(ctx, cfg, stderr)
 	if !ok {
-		return nil, nil, false
+		return nil, cfg, nil, false
 	}
-	return pol, built, true
+	return pol, cfg, built, true
 }
 
 // build loads the env, rewards and LLMs. Failures are configuration errors.

@@ -38,7 +38,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	prog := newProgress(stderr, 0)
 	defer prog.done()
-	p, built, ok := pf.open(ctx, *pol, prog, stderr)
+	p, _, built, ok := pf.open(ctx, *pol, prog, stderr)
 	if !ok {
 		return exitUsage
 	}

@@ -116,16 +116,25 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "troupe: %v\n", err)
 		return exitRuntime
 	}
-	tr, closeCluster, err := newTrainer(ctx, cfg, built, conf)
+	c, closeCluster, err := clusterClient(ctx, cfg, built, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "troupe: %v\n", err)
+		return exitRuntime
+	}
+	defer closeCluster()
+	tr, err := newTrainer(built, c)
 	if err != nil {
 		fmt.Fprintf(stderr, "troupe: %v\n", err)
 		return exitUsage
 	}
-	defer closeCluster()
 	defer tr.Close()
 	spec := tr.Spec()
-	fmt.Fprintf(stderr, "troupe: training %q on env %s (%d agents, %d decisions), %d iterations × %d tasks × %d rollouts, %d workers, LLM %s\n",
-		cfg.Project.Name, spec.Name, spec.NumAgents(), len(spec.Decisions), built.Train.Iterations, built.Train.TasksPerIteration, built.Train.GroupSize, s.Rollout.NumWorkers(), describeBackend(tr.Backend()))
+	players := fmt.Sprintf("%d workers", s.Rollout.NumWorkers())
+	if c != nil {
+		players = "on the cluster at " + built.Cluster.NATS
+	}
+	fmt.Fprintf(stderr, "troupe: training %q on env %s (%d agents, %d decisions), %d iterations × %d tasks × %d rollouts, %s, LLM %s\n",
+		cfg.Project.Name, spec.Name, spec.NumAgents(), len(spec.Decisions), built.Train.Iterations, built.Train.TasksPerIteration, built.Train.GroupSize, players, describeBackend(tr.Backend()))
 	if built.Cluster.Enabled() {
 		fmt.Fprintf(stderr, "troupe: episodes played by the workers of %s (start them with: troupe worker --nats URL)\n", built.Cluster.NATS)
 	}
@@ -162,7 +171,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	evalNote := ""
 	if !*noEval {
 		fmt.Fprintf(stderr, "troupe: evaluating on %d held-out seeds …\n", built.Eval.Episodes)
-		r, err := rollout.Evaluate(ctx, s, tr.Policy(), built.Eval)
+		r, err := evaluate(ctx, s, c, tr.Policy(), built.Eval)
 		prog.done() // a waiting status of the evaluation's LLM calls
 		switch {
 		case err != nil && ctx.Err() != nil:

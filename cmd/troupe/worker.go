@@ -10,6 +10,8 @@ import (
 
 	"github.com/troupe-dev/troupe/core/agentfile"
 	"github.com/troupe-dev/troupe/core/cluster"
+	"github.com/troupe-dev/troupe/core/policy"
+	"github.com/troupe-dev/troupe/core/rollout"
 	"github.com/troupe-dev/troupe/core/trainer"
 )
 
@@ -18,10 +20,12 @@ func init() {
 }
 
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("worker", "worker --nats URL [--concurrency N] [--cache DIR]", stdout, stderr)
+	fs := newFlagSet("worker", "worker --nats URL [--concurrency N] [--cache DIR] [--idle DURATION]", stdout, stderr)
+	defaults := cluster.DefaultWorkerOptions()
 	url := fs.String("nats", "", "the NATS server with JetStream at `URL` the trainer publishes to, e.g. nats://host:4222 (credentials from $"+cluster.EnvCreds+" or $"+cluster.EnvUser+"/$"+cluster.EnvPassword+"; TLS files from $"+cluster.EnvCA+", $"+cluster.EnvCert+", $"+cluster.EnvKey+")")
-	concurrency := fs.Int("concurrency", 1, "episodes played at once (one env instance each)")
+	concurrency := fs.Int("concurrency", defaults.Concurrency, "episodes played at once (one env instance each)")
 	cache := fs.String("cache", defaultWorkerCache(), "directory where the Wasm modules of the trainers' runs are kept, by content hash")
+	idle := fs.Duration("idle", defaults.Idle, "close a run's setup (env instances, plugin processes) after this long without a job of it")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -30,8 +34,10 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fs.Usage()
 		return exitUsage
 	}
-	if *concurrency < 1 {
-		fmt.Fprintf(fs.Output(), "troupe worker: --concurrency must be at least 1, got %d\n", *concurrency)
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	o := cluster.WorkerOptions{Concurrency: *concurrency, Cache: *cache, Idle: *idle, Log: log}
+	if err := o.Validate(); err != nil {
+		fmt.Fprintf(fs.Output(), "troupe worker: %v (--concurrency, --cache, --idle)\n", err)
 		fs.Usage()
 		return exitUsage
 	}
@@ -42,8 +48,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitRuntime
 	}
 	defer nc.Close()
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	w, err := cluster.NewWorker(ctx, nc, agentfile.OpenResolved, *concurrency, *cache, cluster.Options{}, log)
+	w, err := cluster.NewWorker(ctx, nc, agentfile.OpenResolved, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "troupe: %v\n", err)
 		return exitRuntime
@@ -65,28 +70,52 @@ func defaultWorkerCache() string {
 	return filepath.Join(os.TempDir(), "troupe-modules")
 }
 
-// newTrainer returns the trainer of built: on the cluster of [cluster]
-// nats when set, with conf (the resolved configuration) and the plugin
-// files of cfg for its workers, else on the in-process pool. done closes
-// the cluster connection.
-func newTrainer(ctx context.Context, cfg agentfile.Config, built *agentfile.Built, conf []byte) (tr *trainer.Trainer, done func(), err error) {
+// clusterClient connects to the cluster of cfg's [cluster] nats and
+// opens a client for a run of cfg (resolved: it is what the workers build
+// their setup from) with cfg's plugin files; nil (and a no-op done) when
+// [cluster] names no server. Its warnings go to stderr. done closes the
+// client and the connection.
+func clusterClient(ctx context.Context, cfg agentfile.Config, built *agentfile.Built, stderr io.Writer) (c *cluster.Client, done func(), err error) {
 	if !built.Cluster.Enabled() {
-		tr, err = trainer.New(built.Setup, built.Train)
-		return tr, func() {}, err
+		return nil, func() {}, nil
+	}
+	conf, err := cfg.Encode()
+	if err != nil {
+		return nil, nil, err
 	}
 	nc, err := cluster.Connect(built.Cluster.NATS, "troupe trainer")
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := cluster.NewClient(ctx, nc, conf, cfg.Plugins(), cluster.Options{})
+	c, err = cluster.NewClient(ctx, nc, conf, cfg.Plugins(), built.Cluster, slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		nc.Close()
 		return nil, nil, err
 	}
-	tr, err = trainer.NewWithSampler(built.Setup, built.Train, c)
-	if err != nil {
-		nc.Close()
-		return nil, nil, err
+	return c, func() { c.Close(); nc.Close() }, nil
+}
+
+// newTrainer returns the trainer of built: on the cluster client c when
+// it is not nil, else on the in-process pool.
+func newTrainer(built *agentfile.Built, c *cluster.Client) (*trainer.Trainer, error) {
+	if c == nil {
+		return trainer.New(built.Setup, built.Train)
 	}
-	return tr, nc.Close, nil
+	return trainer.NewWithSampler(built.Setup, built.Train, openClient{c})
+}
+
+// openClient is a cluster client the trainer does not close when it
+// closes (the final evaluation plays on it afterwards).
+type openClient struct{ *cluster.Client }
+
+// Close does nothing: the client's owner closes it.
+func (openClient) Close() {}
+
+// evaluate evaluates trained on the workers of c when it is not nil, else
+// on the in-process pool.
+func evaluate(ctx context.Context, s rollout.Setup, c *cluster.Client, trained *policy.Policy, e rollout.Eval) (rollout.EvalReport, error) {
+	if c == nil {
+		return rollout.Evaluate(ctx, s, trained, e)
+	}
+	return rollout.EvaluateOn(ctx, s, c, trained, e)
 }

@@ -277,7 +277,8 @@ func TestDurationKeys(t *testing.T) {
 	}
 	walk(configType, "")
 	slices.Sort(keys)
-	want := []string{"env.sandbox.call_timeout", "llm.0.sim.base_latency", "llm.0.timeout", "rewards.0.sandbox.call_timeout"}
+	want := []string{"cluster.ack_wait", "cluster.progress_every", "cluster.rate_limit_pause", "cluster.result_ttl", "cluster.warn_after",
+		"env.sandbox.call_timeout", "llm.0.sim.base_latency", "llm.0.timeout", "rewards.0.sandbox.call_timeout"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("duration keys %v, want %v", keys, want)
 	}

@@ -49,33 +49,6 @@ const (
 	ArtifactBucket = "troupe-artifacts"
 )
 
-// Options are the delivery settings of the job consumer: a trainer sets
-// them when it opens the cluster; a worker uses those in force, and sets
-// its own only when it finds no consumer.
-type Options struct {
-	// AckWait is how long a delivered job may go without an ack or a
-	// progress report before it is delivered again. Default 30s.
-	AckWait time.Duration
-	// MaxDeliver bounds the deliveries of a job; a job that fails on every
-	// one fails its episode. Default 5.
-	MaxDeliver int
-	// ResultTTL is how long results are kept. Default 24h.
-	ResultTTL time.Duration
-}
-
-func (o Options) filled() Options {
-	if o.AckWait <= 0 {
-		o.AckWait = 30 * time.Second
-	}
-	if o.MaxDeliver <= 0 {
-		o.MaxDeliver = 5
-	}
-	if o.ResultTTL <= 0 {
-		o.ResultTTL = 24 * time.Hour
-	}
-	return o
-}
-
 // Connect connects to the NATS server at url with the credentials and TLS
 // files named by the environment (EnvCreds, EnvUser/EnvPassword, EnvCA,
 // EnvCert/EnvKey). A tls:// URL requires TLS.
@@ -113,27 +86,25 @@ type resources struct {
 	consumer  jetstream.Consumer
 	results   jetstream.KeyValue
 	artifacts jetstream.ObjectStore
-	opts      Options
 }
 
 // open creates (or finds) the stream, consumer, bucket and object store.
-// A trainer (update) sets the consumer's delivery settings to o's; a
-// worker keeps those of an existing consumer and reads them back, so that
-// its progress reports follow the AckWait in force.
-func open(ctx context.Context, nc *nats.Conn, o Options, update bool) (*resources, error) {
-	o = o.filled()
+// A trainer (update) sets the consumer's delivery settings (ack_wait,
+// max_deliver) to c's; a worker keeps those of an existing consumer (and
+// creates it with c's when there is none).
+func open(ctx context.Context, nc *nats.Conn, c Config, update bool) (*resources, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
 	}
-	r := &resources{js: js, opts: o}
+	r := &resources{js: js}
 	r.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: JobStream, Subjects: []string{JobSubject}, Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: stream %s (is JetStream enabled on the server?): %w", JobStream, err)
 	}
-	cc := jetstream.ConsumerConfig{Durable: WorkerConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: o.AckWait, MaxDeliver: o.MaxDeliver}
+	cc := jetstream.ConsumerConfig{Durable: WorkerConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: c.AckWait, MaxDeliver: c.MaxDeliver}
 	if update {
 		r.consumer, err = r.stream.CreateOrUpdateConsumer(ctx, cc)
 	} else if r.consumer, err = r.stream.Consumer(ctx, WorkerConsumer); errors.Is(err, jetstream.ErrConsumerNotFound) {
@@ -142,9 +113,7 @@ func open(ctx context.Context, nc *nats.Conn, o Options, update bool) (*resource
 	if err != nil {
 		return nil, fmt.Errorf("cluster: consumer %s: %w", WorkerConsumer, err)
 	}
-	info := r.consumer.CachedInfo().Config
-	r.opts.AckWait, r.opts.MaxDeliver = info.AckWait, info.MaxDeliver
-	r.results, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: ResultBucket, TTL: o.ResultTTL, Storage: jetstream.FileStorage})
+	r.results, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: ResultBucket, TTL: c.ResultTTL, Storage: jetstream.FileStorage})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: bucket %s: %w", ResultBucket, err)
 	}
@@ -199,10 +168,27 @@ type Job struct {
 	Prefix  [][]int `json:"prefix,omitempty"`
 	// Replay is true for a branch of counterfactual credit.
 	Replay bool `json:"replay,omitempty"`
+	// Eval, if set, makes the job an evaluation episode played by the
+	// policy of that name ("grpo", "random" or a baseline of the env; see
+	// rollout.Pool.PlayEval), the trained one greedy unless Sampled.
+	// Evaluation jobs have Iteration 0.
+	Eval    string `json:"eval,omitempty"`
+	Sampled bool   `json:"sampled,omitempty"`
 	// Policy and Config are the sha256 of the policy weights
-	// (safetensors) and of the resolved configuration in the object store.
+	// (safetensors) and of the resolved configuration in the object store;
+	// Policy is empty for an evaluation without a trained policy.
 	Policy string `json:"policy"`
 	Config string `json:"config"`
+	// The trainer's [Config] settings a worker plays the job with:
+	// Progress (progress_every in force), MaxDeliver, RateLimitPause and
+	// MaxRateLimited.
+	Progress       time.Duration `json:"progress"`
+	MaxDeliver     int           `json:"max_deliver"`
+	RateLimitPause time.Duration `json:"rate_limit_pause"`
+	MaxRateLimited int           `json:"max_rate_limited"`
+	// RateLimited counts the times the job was handed back because its
+	// episode was rate-limited by the LLM.
+	RateLimited int `json:"rate_limited,omitempty"`
 }
 
 // Key is the result key of the job: run.iteration.batch.index.

@@ -5,10 +5,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,7 +32,7 @@ import (
 
 // startServer starts an in-process NATS server with JetStream on a
 // loopback port and a temporary store, and returns its URL.
-func startServer(t *testing.T) string {
+func startServer(t testing.TB) string {
 	t.Helper()
 	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
 	if err != nil {
@@ -43,7 +46,7 @@ func startServer(t *testing.T) string {
 	return ns.ClientURL()
 }
 
-func connect(t *testing.T, url string) *nats.Conn {
+func connect(t testing.TB, url string) *nats.Conn {
 	t.Helper()
 	nc, err := cluster.Connect(url, t.Name())
 	if err != nil {
@@ -78,7 +81,7 @@ workers = 2
 // train runs the project to out, on the in-process pool when url is "",
 // else on the cluster at url, and returns metrics.jsonl without timing
 // and policy.safetensors.
-func train(t *testing.T, text, out, url string, o cluster.Options, overrides ...string) ([]string, []byte) {
+func train(t *testing.T, text, out, url string, o cluster.Config, overrides ...string) ([]string, []byte) {
 	t.Helper()
 	ctx := context.Background()
 	cfg, err := agentfile.Parse("agentfile.toml", []byte(text), overrides...)
@@ -96,7 +99,7 @@ func train(t *testing.T, text, out, url string, o cluster.Options, overrides ...
 	}
 	var sampler trainer.Sampler
 	if url != "" {
-		c, err := cluster.NewClient(ctx, connect(t, url), resolved, cfg.Plugins(), o)
+		c, err := cluster.NewClient(ctx, connect(t, url), resolved, cfg.Plugins(), o, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,12 +122,12 @@ func train(t *testing.T, text, out, url string, o cluster.Options, overrides ...
 	return testenv.MetricsWithoutTiming(t, filepath.Join(out, "metrics.jsonl")), p
 }
 
-// clusterSetup parses the project text, connects a cluster client for it
+// clusterSetup parses the project text with overrides, connects a cluster client for it
 // to the server at url and builds its setup; both close when the test
 // ends.
-func clusterSetup(ctx context.Context, t *testing.T, url, text string, o cluster.Options) (*cluster.Client, *agentfile.Built) {
+func clusterSetup(ctx context.Context, t testing.TB, url, text string, o cluster.Config, overrides ...string) (*cluster.Client, *agentfile.Built) {
 	t.Helper()
-	cfg, err := agentfile.Parse("agentfile.toml", []byte(text))
+	cfg, err := agentfile.Parse("agentfile.toml", []byte(text), overrides...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +135,7 @@ func clusterSetup(ctx context.Context, t *testing.T, url, text string, o cluster
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cluster.NewClient(ctx, connect(t, url), resolved, cfg.Plugins(), o)
+	c, err := cluster.NewClient(ctx, connect(t, url), resolved, cfg.Plugins(), o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,13 +150,13 @@ func clusterSetup(ctx context.Context, t *testing.T, url, text string, o cluster
 
 // startWorkers runs n workers, each on its own connection, with plugin
 // cache cache, until the test ends; hook (may be nil) is set on worker 0.
-func startWorkers(t *testing.T, url string, n int, o cluster.Options, cache string, hook func(cluster.Job) bool) []*cluster.Worker {
+func startWorkers(t *testing.T, url string, n int, cache string, hook func(cluster.Job) bool) []*cluster.Worker {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var ws []*cluster.Worker
 	for i := range n {
-		w, err := cluster.NewWorker(ctx, connect(t, url), agentfile.OpenResolved, 1, cache, o, nil)
+		w, err := cluster.NewWorker(ctx, connect(t, url), agentfile.OpenResolved, workerOpts(1, cache))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,10 +182,10 @@ func TestClusterRunIsIdentical(t *testing.T) {
 		t.Skip("trains twice per credit")
 	}
 	url := startServer(t)
-	o := cluster.Options{AckWait: time.Second, MaxDeliver: 3}
+	o := delivery(time.Second, 3)
 	var skipped atomic.Int32
 	var dupKey atomic.Value
-	ws := startWorkers(t, url, 3, o, t.TempDir(), func(j cluster.Job) bool {
+	ws := startWorkers(t, url, 3, t.TempDir(), func(j cluster.Job) bool {
 		if skipped.CompareAndSwap(0, 1) {
 			dupKey.Store(j.Key())
 			return false // killed between writing and acking
@@ -249,13 +252,13 @@ func TestClusterRunIsIdentical(t *testing.T) {
 // failure does, and the other results still arrive.
 func TestPoisonJobFailsItsEpisode(t *testing.T) {
 	url := startServer(t)
-	o := cluster.Options{AckWait: time.Second, MaxDeliver: 2}
+	o := delivery(time.Second, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	broken := func(context.Context, []byte, []cluster.Plugin) (*rollout.Setup, func(), error) {
 		return nil, nil, errors.New("no such env on this worker")
 	}
-	w, err := cluster.NewWorker(ctx, connect(t, url), broken, 2, t.TempDir(), o, nil)
+	w, err := cluster.NewWorker(ctx, connect(t, url), broken, workerOpts(2, t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +317,7 @@ func TestPluginsOnWorkers(t *testing.T) {
 	dir := t.TempDir()
 	wasm, plug := buildPlugins(t, dir)
 	url := startServer(t)
-	o := cluster.Options{AckWait: time.Second, MaxDeliver: 2}
+	o := delivery(time.Second, 2)
 
 	// Wasm: identical to the local run. The worker's cache holds the
 	// module under its hash (it never reads the trainer's path).
@@ -327,7 +330,7 @@ func TestPluginsOnWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := t.TempDir()
-	startWorkers(t, url, 2, o, cache, nil)
+	startWorkers(t, url, 2, cache, nil)
 	text := strings.Replace(strings.Replace(project, "CREDIT", "", 1), "builtin:lbf", "wasm:"+shipped, 1)
 	wantM, wantP := train(t, text, filepath.Join(dir, "local"), "", o)
 	gotM, gotP := train(t, text, filepath.Join(dir, "cluster"), url, o)
@@ -383,7 +386,7 @@ func policyFor(b *agentfile.Built) (*policy.Policy, error) {
 // fails its episode, as a local failure.
 func TestJobNoWorkerFinishes(t *testing.T) {
 	url := startServer(t)
-	o := cluster.Options{AckWait: 500 * time.Millisecond, MaxDeliver: 2}
+	o := delivery(500*time.Millisecond, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cfg, err := agentfile.Parse("agentfile.toml", []byte(strings.Replace(project, "CREDIT", "", 1)))
@@ -397,7 +400,7 @@ func TestJobNoWorkerFinishes(t *testing.T) {
 	defer b.Close()
 	resolved, _ := cfg.Resolved().Encode()
 	nc := connect(t, url)
-	c, err := cluster.NewClient(ctx, nc, resolved, nil, o)
+	c, err := cluster.NewClient(ctx, nc, resolved, nil, o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +453,7 @@ func TestKilledWorkerAndRestart(t *testing.T) {
 		t.Skip("trains twice")
 	}
 	url := startServer(t)
-	o := cluster.Options{AckWait: time.Second, MaxDeliver: 3}
+	o := delivery(time.Second, 3)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
@@ -459,7 +462,7 @@ func TestKilledWorkerAndRestart(t *testing.T) {
 		go func() { defer wg.Done(); _ = w.Run(ctx) }()
 	}
 	ncA := connect(t, url)
-	a, err := cluster.NewWorker(ctx, ncA, agentfile.OpenResolved, 1, t.TempDir(), o, nil)
+	a, err := cluster.NewWorker(ctx, ncA, agentfile.OpenResolved, workerOpts(1, t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +480,7 @@ func TestKilledWorkerAndRestart(t *testing.T) {
 	go func() {
 		<-killed
 		time.Sleep(200 * time.Millisecond)
-		b, err := cluster.NewWorker(ctx, connect(t, url), agentfile.OpenResolved, 2, t.TempDir(), o, nil)
+		b, err := cluster.NewWorker(ctx, connect(t, url), agentfile.OpenResolved, workerOpts(2, t.TempDir()))
 		if err != nil {
 			t.Error(err)
 			return
@@ -493,5 +496,50 @@ func TestKilledWorkerAndRestart(t *testing.T) {
 	}
 	if strings.Join(gotM, "\n") != strings.Join(wantM, "\n") || !bytes.Equal(gotP, wantP) {
 		t.Errorf("the run with a killed worker differs:\nlocal:\n%s\ncluster:\n%s", strings.Join(wantM, "\n"), strings.Join(gotM, "\n"))
+	}
+}
+
+// An evaluation of the writing task (sim LLM) played on the workers
+// (rollout.EvaluateOn with the client as the player) gives the report of
+// the in-process pool byte for byte: with a trained policy greedy and
+// sampled, and with the baselines only.
+func TestEvalOnWorkers(t *testing.T) {
+	url := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	writing, err := os.ReadFile(filepath.Join("..", "..", "agentfile.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, b := clusterSetup(ctx, t, url, string(writing), clusterOptions(), "env.params.writers=3", "agents.0.count=3")
+	startWorkers(t, url, 2, t.TempDir(), nil)
+	pol, err := policyFor(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		trained *policy.Policy
+		sampled bool
+	}{{"greedy", pol, false}, {"sampled", pol, true}, {"baselines", nil, false}} {
+		e := b.Eval
+		e.Episodes, e.Sampled = 4, tc.sampled
+		want, err := rollout.Evaluate(ctx, b.Setup, tc.trained, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := rollout.EvaluateOn(ctx, b.Setup, c, tc.trained, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wj, _ := json.Marshal(want)
+		gj, _ := json.Marshal(got)
+		if !bytes.Equal(wj, gj) {
+			t.Errorf("%s: the evaluation on workers differs:\nlocal:   %s\nworkers: %s", tc.name, wj, gj)
+		}
+		_, random := got.Policies["random"]
+		if _, ok := got.Policies["grpo"]; ok != (tc.trained != nil) || !random {
+			t.Errorf("%s: policies %v", tc.name, slices.Collect(maps.Keys(got.Policies)))
+		}
 	}
 }

@@ -141,15 +141,61 @@ type EvalReport struct {
 // policy seed by seed ([PairedResult]). It is an error when every episode
 // of a policy failed.
 func Evaluate(ctx context.Context, s Setup, trained *policy.Policy, e Eval) (EvalReport, error) {
-	if err := s.Validate(); err != nil {
+	names, err := evalPolicies(s, trained, e)
+	if err != nil {
 		return EvalReport{}, err
+	}
+	p, err := NewPool(&s)
+	if err != nil {
+		return EvalReport{}, err
+	}
+	defer p.Close()
+	return evaluate(ctx, s, p, trained, e, names)
+}
+
+// Player plays evaluation episodes: the in-process [Pool], or the
+// workers of a cluster (core/cluster's Client) that play them with the
+// same setup.
+type Player interface {
+	// PlayEval plays the jobs with the policy called name (see
+	// [Pool.PlayEval]) and returns the scored results in job order.
+	PlayEval(ctx context.Context, jobs []Job, name string, trained *policy.Policy, sampled bool) ([]EpisodeResult, error)
+}
+
+// PlayEval plays the jobs with the policy called name: "grpo" (trained,
+// greedy unless sampled), "random", or a baseline the env offers; no
+// decision is recorded. This is what [Evaluate] plays each policy with.
+func (p *Pool) PlayEval(ctx context.Context, jobs []Job, name string, trained *policy.Policy, sampled bool) ([]EpisodeResult, error) {
+	var a actor
+	if trained != nil {
+		a = policyActor{p: trained, greedy: !sampled}
+	}
+	return p.play(ctx, jobs, newActorFor(name, a), false)
+}
+
+// EvaluateOn is [Evaluate] with the episodes played by pl, whose setup
+// must be s's (it gives the same report as Evaluate when it plays as the
+// in-process pool does).
+func EvaluateOn(ctx context.Context, s Setup, pl Player, trained *policy.Policy, e Eval) (EvalReport, error) {
+	names, err := evalPolicies(s, trained, e)
+	if err != nil {
+		return EvalReport{}, err
+	}
+	return evaluate(ctx, s, pl, trained, e, names)
+}
+
+// evalPolicies checks the evaluation's settings and returns the names of
+// the policies it plays.
+func evalPolicies(s Setup, trained *policy.Policy, e Eval) ([]string, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
 	}
 	spec := s.Env.Spec()
 	if err := e.Validate(); err != nil {
-		return EvalReport{}, err.(*core.SettingError).In("eval")
+		return nil, err.(*core.SettingError).In("eval")
 	}
 	if err := e.CheckPolicies(spec, trained != nil); err != nil {
-		return EvalReport{}, err.(*core.SettingError).In("eval")
+		return nil, err.(*core.SettingError).In("eval")
 	}
 	names := e.Policies
 	if len(names) == 0 {
@@ -161,22 +207,18 @@ func Evaluate(ctx context.Context, s Setup, trained *policy.Policy, e Eval) (Eva
 	}
 	if trained != nil {
 		if err := checkPolicyFits(trained, spec.ObsSize, len(spec.Decisions), spec.NumAgents()); err != nil {
-			return EvalReport{}, err
+			return nil, err
 		}
 	}
-	p, err := NewPool(&s)
-	if err != nil {
-		return EvalReport{}, err
-	}
-	defer p.Close()
+	return names, nil
+}
+
+func evaluate(ctx context.Context, s Setup, pl Player, trained *policy.Policy, e Eval, names []string) (EvalReport, error) {
+	spec := s.Env.Spec()
 	jobs := make([]Job, e.Episodes)
 	for i := range jobs {
 		ts := EvalTaskSeed(e.Seed, i)
 		jobs[i] = Job{Task: ts, Rollout: RolloutSeed(ts, 0)}
-	}
-	var trainedActor actor
-	if trained != nil {
-		trainedActor = policyActor{p: trained, greedy: !e.Sampled}
 	}
 	rep := EvalReport{
 		Env: spec.Name, Episodes: e.Episodes, Seed: e.Seed, Sampled: e.Sampled, Backend: s.Backend(spec),
@@ -184,7 +226,7 @@ func Evaluate(ctx context.Context, s Setup, trained *policy.Policy, e Eval) (Eva
 	}
 	samples := map[string]*episodeFigures{}
 	for _, name := range names {
-		results, err := p.play(ctx, jobs, newActorFor(name, trainedActor), false)
+		results, err := pl.PlayEval(ctx, jobs, name, trained, e.Sampled)
 		if err != nil {
 			return rep, err
 		}
