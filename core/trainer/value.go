@@ -185,7 +185,10 @@ func (t *Trainer) valueCredit(results []rollout.EpisodeResult) (credit, float64,
 			return c, 0, fmt.Errorf("credit = \"value\": episode %d (task seed %d) carries %d states for its %d steps: the sampler must record core.Env.State before every step (rollout.Pool does)", k, r.Episode.Seed, len(r.States), r.Episode.Steps)
 		}
 		spans = append(spans, span{k, len(states)})
-		for _, s := range r.States[:r.Episode.Steps] { // a budget stop records the state of a step it does not play
+		for step, s := range r.States[:r.Episode.Steps] { // a budget stop records the state of a step it does not play
+			if len(s) != t.spec.StateSize {
+				return c, 0, fmt.Errorf("credit = \"value\": env %s: episode %d (task seed %d), step %d: State() returned %d values, its spec's StateSize is %d", t.spec.Name, k, r.Episode.Seed, step, len(s), t.spec.StateSize)
+			}
 			for i := range n {
 				agents, states = append(agents, i), append(states, s)
 			}

@@ -327,3 +327,30 @@ func asSetting(err error, se **core.SettingError) bool {
 	*se = s
 	return ok
 }
+
+// wrongStateToy returns a state of the wrong length.
+type wrongStateToy struct{ *toyEnv }
+
+func (e wrongStateToy) State() []float64 { return []float64{1, 2} }
+
+type wrongStateSource struct{}
+
+func (wrongStateSource) Spec() core.EnvSpec      { return newToy().Spec() }
+func (wrongStateSource) Open() (core.Env, error) { return wrongStateToy{newToy()}, nil }
+func (wrongStateSource) Close() error            { return nil }
+
+// A state of the wrong length stops the iteration with an error naming the
+// env, the step and both lengths.
+func TestValueCreditChecksStateLength(t *testing.T) {
+	s := valueSetup(1)
+	s.Setup.Env = wrongStateSource{}
+	tr, err := New(s.Setup, s.Train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	_, _, err = tr.Step(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "State() returned 2 values, its spec's StateSize is 1") || !strings.Contains(err.Error(), "env toy") {
+		t.Fatalf("got %v, want the state-length error", err)
+	}
+}
