@@ -2,14 +2,18 @@
 """Paired comparison of two scripts/validate.sh runs over the same seeds.
 
   scripts/paired_steps.py A_DIR B_DIR TASK THRESHOLD [BUDGET_STEPS]
+  scripts/paired_steps.py --train A_DIR B_DIR TASK THRESHOLD
 
 For each seed: env steps at which the greedy return first reached THRESHOLD
 (None if never), and the greedy return at the last evaluation at or below
 BUDGET_STEPS (default: the smallest final env-step count of all runs).
+With --train, instead: env steps at which the training return (metrics.return
+of metrics.jsonl: the sampled policy on the iteration's episodes), averaged
+over 5 consecutive iterations, first reached THRESHOLD.
 Prints per seed, and the paired difference B - A with a 95 % t interval
 over the seeds where both values exist (t with n-1 degrees of freedom).
 """
-import glob, math, os, sys
+import glob, json, math, os, sys
 
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
@@ -47,7 +51,33 @@ def ci(xs):
     return m, m - h, m + h
 
 
+def train_first(run, thr, window=5):
+    rows = [json.loads(line) for line in open(os.path.join(run, "metrics.jsonl")) if line.strip()]
+    rets = [r["metrics"]["return"] for r in rows]
+    for i in range(window - 1, len(rows)):
+        if sum(rets[i - window + 1 : i + 1]) / window >= thr - 1e-9:
+            return rows[i]["env_steps"]
+    return None
+
+
+def main_train(a, b, task, thr):
+    seeds = sorted(int(p.rsplit("-s", 1)[1].split(".")[0]) for p in glob.glob(os.path.join(a, task + "-s*.curve.tsv")))
+    print(f"training return (5-iteration mean) >= {thr}")
+    print("seed\tA steps\tB steps")
+    d = []
+    for s in seeds:
+        sa, sb = train_first(os.path.join(a, f"{task}-s{s}"), thr), train_first(os.path.join(b, f"{task}-s{s}"), thr)
+        print(f"{s}\t{sa}\t{sb}")
+        if sa is not None and sb is not None:
+            d.append(sb - sa)
+    if d:
+        m, lo, hi = ci(d)
+        print(f"B - A over {len(d)} seeds where both reached: {m:.0f} [{lo:.0f}, {hi:.0f}]")
+
+
 def main():
+    if sys.argv[1] == "--train":
+        return main_train(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]))
     a, b, task, thr = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
     seeds = sorted(int(p.rsplit("-s", 1)[1].split(".")[0]) for p in glob.glob(os.path.join(a, task + "-s*.curve.tsv")))
     ca = {s: curve(os.path.join(a, f"{task}-s{s}.curve.tsv")) for s in seeds}
