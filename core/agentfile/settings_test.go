@@ -80,6 +80,8 @@ func otherValue(key string, doc any) (set string, want any) {
 		return `"independent"`, "independent"
 	case "train.branch_aggregate":
 		return `"max"`, "max"
+	case "train.gamma", "train.gae_lambda":
+		return "0.5", 0.5 // in [0, 1]
 	case "env.sandbox.isolation":
 		return `"none"`, "none"
 	case "llm.default.backend":

@@ -51,6 +51,14 @@ type EpisodeResult struct {
 	// Decisions are the learned policy's decisions with more than one
 	// legal choice (only when recording).
 	Decisions []Decision
+	// States are the env's global state (core.Env.State) before each
+	// step, and TeamRewards the sum of the agents' rewards of each step
+	// (nil for an env that declares no EnvSpec.StepRewards), one entry per
+	// step played;
+	// only when recording and the env declares a state (EnvSpec.StateSize
+	// > 0). Training's critic (credit = "value") reads them.
+	States      [][]float64
+	TeamRewards []float64
 	// LLMCalls are recorded for non-sim backends.
 	LLMCalls []LLMCall
 	// Traffic is what the episode's LLM calls cost on the wire, failed
@@ -219,6 +227,9 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 		if err := a.act(obs, rng, decisions, logps, scratch); err != nil {
 			return res, err
 		}
+		if record && w.spec.StateSize > 0 {
+			res.States = append(res.States, slices.Clone(w.env.State()))
+		}
 		if record {
 			for i, o := range obs {
 				if o.NumLegal(nd) > 1 {
@@ -261,6 +272,13 @@ func (w *worker) play(ctx context.Context, taskSeed, rollout uint64, a actor, re
 		ep.Steps++
 		if err := addRewards(ep, last.Rewards); err != nil {
 			return res, fmt.Errorf("env %s: step %d: %w", w.spec.Name, step, err)
+		}
+		if record && w.spec.StateSize > 0 && w.spec.StepRewards {
+			team := 0.0
+			for _, r := range last.Rewards {
+				team += r
+			}
+			res.TeamRewards = append(res.TeamRewards, team)
 		}
 		if observe != nil {
 			texts := make([]string, n)

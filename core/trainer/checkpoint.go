@@ -18,7 +18,9 @@ type checkpointState struct {
 	Iteration int    `json:"iteration"`
 	EnvSteps  int64  `json:"env_steps"`
 	Optimizer string `json:"optimizer"`
-	Env       string `json:"env"`
+	// Critic names the critic's file (credit = "value" only).
+	Critic string `json:"critic,omitempty"`
+	Env    string `json:"env"`
 }
 
 func (t *Trainer) saveCheckpoint(out string) error {
@@ -30,15 +32,24 @@ func (t *Trainer) saveCheckpoint(out string) error {
 	if err := t.opt.Save(filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	st, _ := json.MarshalIndent(checkpointState{Iteration: t.iter, EnvSteps: t.envSteps, Optimizer: name, Env: t.spec.Name}, "", "  ")
+	cs := checkpointState{Iteration: t.iter, EnvSteps: t.envSteps, Optimizer: name, Env: t.spec.Name}
+	if t.critic != nil {
+		cs.Critic = fmt.Sprintf("critic-%06d.safetensors", t.iter)
+		if err := t.critic.save(filepath.Join(dir, cs.Critic)); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	st, _ := json.MarshalIndent(cs, "", "  ")
 	if err := atomicfile.WriteFile(filepath.Join(dir, "state.json"), append(st, '\n'), 0o644); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	// Older optimizer files are no longer referenced.
-	old, _ := filepath.Glob(filepath.Join(dir, "optimizer-*.safetensors"))
-	for _, f := range old {
-		if filepath.Base(f) != name {
-			_ = os.Remove(f)
+	// Older optimizer and critic files are no longer referenced.
+	for _, pattern := range []string{"optimizer-*.safetensors", "critic-*.safetensors"} {
+		old, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, f := range old {
+			if b := filepath.Base(f); b != name && b != cs.Critic {
+				_ = os.Remove(f)
+			}
 		}
 	}
 	return nil
@@ -59,6 +70,14 @@ func (t *Trainer) loadCheckpoint(out string) error {
 	}
 	if err := t.opt.Load(filepath.Join(dir, st.Optimizer)); err != nil {
 		return fmt.Errorf("resume: %w", err)
+	}
+	if t.critic != nil {
+		if st.Critic == "" {
+			// Written with another credit: the critic starts fresh here.
+			t.logger().Warn("resume: the checkpoint has no critic (written with another credit); credit = \"value\" starts a fresh one", "iteration", st.Iteration)
+		} else if err := t.critic.load(filepath.Join(dir, st.Critic)); err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
 	}
 	t.iter, t.envSteps = st.Iteration, st.EnvSteps
 	if err := truncateLines(filepath.Join(out, "metrics.jsonl"), st.Iteration); err != nil {

@@ -26,6 +26,12 @@ const (
 	// branches form the decision's group (credit.go). The env must replay
 	// (see core.Env) and every LLM must be the simulated one.
 	CreditCounterfactual Credit = "counterfactual"
+	// CreditValue gives each decision its own advantage from a learned
+	// centralized critic V(state, agent) over the env's global state
+	// (core.Env.State), by GAE(gamma, gae_lambda) over the episode's
+	// steps, as MAPPO does (value.go). The env must declare a state
+	// (EnvSpec.StateSize > 0).
+	CreditValue Credit = "value"
 )
 
 // Aggregate says how a branched decision's value is taken from its
@@ -63,7 +69,7 @@ type Config struct {
 	// MaxEpisodesPerIteration. Default 8.
 	GroupSize int `toml:"group_size"`
 	// Credit says which reward each agent's decisions are credited with:
-	// joint, independent or counterfactual. Default joint.
+	// joint, independent, counterfactual or value. Default joint.
 	Credit Credit `toml:"credit"`
 	// BranchPoints is, with counterfactual credit, the number of recorded
 	// decisions of each episode that are branched and credited (drawn
@@ -81,6 +87,22 @@ type Config struct {
 	// BranchPartners+1 decisions of the others: mean or max (max needs
 	// BranchPartners ≥ 1). Default mean.
 	BranchAggregate Aggregate `toml:"branch_aggregate"`
+	// Gamma is γ, the discount of the GAE with credit = value, in [0, 1].
+	// Default 0.99.
+	Gamma float64 `toml:"gamma"`
+	// GAELambda is λ of the GAE with credit = value, in [0, 1] (0: one-step
+	// TD errors, 1: the discounted return minus the value). Default 0.95.
+	GAELambda float64 `toml:"gae_lambda"`
+	// ValueHidden lists the critic's hidden layer widths with credit =
+	// value (see [policy.CheckHidden]). Default [64, 64].
+	ValueHidden []int `toml:"value_hidden"`
+	// ValueLearningRate is the critic's Adam step size with credit =
+	// value, in (0, 1]. Default 1e-3.
+	ValueLearningRate float64 `toml:"value_learning_rate"`
+	// ValueEpochs is the number of passes of the critic's regression over
+	// each iteration's states with credit = value, each cut into
+	// `minibatches` Adam steps; ≥ 1. Default 4.
+	ValueEpochs int `toml:"value_epochs"`
 	// Hidden lists the policy's hidden layer widths (see
 	// [policy.CheckHidden]). Default [64, 64].
 	Hidden []int `toml:"hidden"`
@@ -117,6 +139,7 @@ func DefaultConfig() Config {
 	return Config{
 		Iterations: 100, TasksPerIteration: 16, GroupSize: 8, Credit: CreditJoint,
 		BranchPoints: 4, BranchAggregate: AggregateMean,
+		Gamma: 0.99, GAELambda: 0.95, ValueHidden: []int{64, 64}, ValueLearningRate: 1e-3, ValueEpochs: 4,
 		Hidden: []int{64, 64}, SharePolicy: true, CheckpointEvery: 10, MaxFailureRatio: 0.2,
 		Config: grpo.DefaultConfig(),
 	}
@@ -140,17 +163,31 @@ func (c Config) Validate() error {
 		return core.NewSettingError("max_failure_ratio", "must be in [0, 1], got %v", c.MaxFailureRatio)
 	}
 	switch c.Credit {
-	case CreditJoint, CreditIndependent, CreditCounterfactual:
+	case CreditJoint, CreditIndependent, CreditCounterfactual, CreditValue:
 	default:
-		return core.NewSettingError("credit", "must be joint, independent or counterfactual, got %q", c.Credit)
+		return core.NewSettingError("credit", "must be joint, independent, counterfactual or value, got %q", c.Credit)
 	}
 	switch {
 	case c.GroupSize > MaxGroupSize:
 		return core.NewSettingError("group_size", "must be at most %d, got %d (the group baseline's noise falls as 1/√G: a larger group costs rollouts and memory and adds no signal)", MaxGroupSize, c.GroupSize)
 	case c.TasksPerIteration > MaxEpisodesPerIteration/c.GroupSize:
 		return core.NewSettingError("tasks_per_iteration", "tasks_per_iteration × group_size = %d × %d = %d episodes per iteration, more than %d (the trainer keeps an iteration's episodes in memory until its update)", c.TasksPerIteration, c.GroupSize, c.TasksPerIteration*c.GroupSize, MaxEpisodesPerIteration)
-	case c.GroupSize < 2 && c.Credit != CreditCounterfactual:
-		return core.NewSettingError("group_size", "must be at least 2 with credit = %q, got %d: a group of one rollout is always flat (its advantage is 0 under every baseline, mean, rloo or max), so training would not change the policy (credit = \"counterfactual\" forms its groups from branches and allows 1)", c.Credit, c.GroupSize)
+	case c.GroupSize < 2 && c.Credit != CreditCounterfactual && c.Credit != CreditValue:
+		return core.NewSettingError("group_size", "must be at least 2 with credit = %q, got %d: a group of one rollout is always flat (its advantage is 0 under every baseline, mean, rloo or max), so training would not change the policy (credit = \"counterfactual\" forms its groups from branches, and credit = \"value\" compares with its critic: both allow 1)", c.Credit, c.GroupSize)
+	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	switch {
+	case !finite(c.Gamma) || c.Gamma < 0 || c.Gamma > 1:
+		return core.NewSettingError("gamma", "must be in [0, 1], got %v", c.Gamma)
+	case !finite(c.GAELambda) || c.GAELambda < 0 || c.GAELambda > 1:
+		return core.NewSettingError("gae_lambda", "must be in [0, 1], got %v", c.GAELambda)
+	case !finite(c.ValueLearningRate) || c.ValueLearningRate <= 0 || c.ValueLearningRate > 1:
+		return core.NewSettingError("value_learning_rate", "must be in (0, 1], got %v", c.ValueLearningRate)
+	case c.ValueEpochs < 1:
+		return core.NewSettingError("value_epochs", "must be at least 1, got %d", c.ValueEpochs)
+	}
+	if err := policy.CheckHidden(c.ValueHidden); err != nil {
+		return core.NewSettingError("value_hidden", "%s", err.(*core.SettingError).Msg)
 	}
 	switch {
 	case c.BranchPoints < 1:

@@ -30,13 +30,20 @@ type credit struct {
 	// failed, branchSteps their env steps.
 	branches, failedBranches int
 	branchSteps              int64
+	// valueLoss is the critic's loss before its update (credit value).
+	valueLoss float64
 }
 
 // credit computes the advantages of the iteration's results (T tasks of G
 // rollouts, played as jobs) with the configured credit.
 func (t *Trainer) credit(ctx context.Context, jobs []rollout.Job, results []rollout.EpisodeResult, T, G int) (credit, error) {
-	if t.cfg.Credit == CreditCounterfactual {
+	switch t.cfg.Credit {
+	case CreditCounterfactual:
 		return t.counterfactual(ctx, jobs, results)
+	case CreditValue:
+		c, loss, err := t.valueCredit(results)
+		c.valueLoss = loss
+		return c, err
 	}
 	agent, zeroStd, err := t.episodeAdvantages(results, T, G)
 	if err != nil {

@@ -151,7 +151,7 @@ func TestBranchSettings(t *testing.T) {
 		mut  func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.Credit = "lenient" }, "credit: must be joint, independent or counterfactual"},
+		{func(c *Config) { c.Credit = "lenient" }, "credit: must be joint, independent, counterfactual or value"},
 		{func(c *Config) { c.BranchPoints = 0 }, "branch_points: must be at least 1"},
 		{func(c *Config) { c.BranchPartners = -1 }, "branch_partners: must be ≥ 0"},
 		{func(c *Config) { c.BranchAggregate = "min" }, "branch_aggregate: must be mean or max"},

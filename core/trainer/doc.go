@@ -5,6 +5,7 @@
 // [OpenRunDir] makes one process the directory's only owner (rundir.go).
 //
 // [Trainer.Step] is one iteration, readable top to bottom: rollouts,
-// score, advantages (credit.go), update ([grpo.Optimizer.Update]), stats.
+// score, advantages (credit.go; value.go for the critic of credit =
+// "value"), update ([grpo.Optimizer.Update]), stats.
 // [Config] is the agentfile's [train] table.
 package trainer

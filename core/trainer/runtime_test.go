@@ -219,7 +219,7 @@ func TestSetupValidation(t *testing.T) {
 		{func(t *Config) { t.CheckpointEvery = 0 }, "train.checkpoint_every: must be at least 1, got 0"},
 		{func(t *Config) { t.GroupSize = 0 }, "train.group_size: must be at least 1, got 0"},
 		{func(t *Config) { t.TasksPerIteration = -1 }, "train.tasks_per_iteration: must be at least 1, got -1"},
-		{func(t *Config) { t.Credit = "" }, `train.credit: must be joint, independent or counterfactual, got ""`},
+		{func(t *Config) { t.Credit = "" }, `train.credit: must be joint, independent, counterfactual or value, got ""`},
 		{func(t *Config) { t.Baseline = "median" }, `train.baseline: must be mean, rloo or max, got "median"`},
 		{func(t *Config) { t.Scale = "std" }, `train.scale: must be group, batch or none, got "std"`},
 		{func(t *Config) { t.MaxFailureRatio = math.NaN() }, "train.max_failure_ratio: must be in [0, 1], got NaN"},

@@ -41,11 +41,15 @@ type IterationStats struct {
 	// BranchEpisodes and FailedBranches count the episodes replayed for
 	// counterfactual credit (their env steps are in EnvSteps); omitted
 	// when 0.
-	BranchEpisodes int    `json:"branch_episodes,omitempty"`
-	FailedBranches int    `json:"failed_branches,omitempty"`
-	Decisions      int    `json:"decisions"`
-	EnvSteps       int64  `json:"env_steps"`
-	Backend        string `json:"backend"`
+	BranchEpisodes int `json:"branch_episodes,omitempty"`
+	FailedBranches int `json:"failed_branches,omitempty"`
+	// ValueLoss is, with credit = "value", the critic's regression loss
+	// ½·mean (V − target)² on the iteration's targets before its update;
+	// omitted when 0.
+	ValueLoss float64 `json:"value_loss,omitempty"`
+	Decisions int     `json:"decisions"`
+	EnvSteps  int64   `json:"env_steps"`
+	Backend   string  `json:"backend"`
 	// LLMTraffic totals the iteration's LLM traffic (requests, retries,
 	// 429s, 5xx, timeouts, seconds waiting) over all its episodes, failed
 	// ones included: the sum of rollout.EpisodeResult.Traffic. Zero for
@@ -71,6 +75,7 @@ type Trainer struct {
 	pool     Sampler
 	pol      *policy.Policy
 	opt      *grpo.Optimizer
+	critic   *critic // credit = "value" only
 	iter     int
 	envSteps int64
 	start    time.Time
@@ -132,6 +137,15 @@ func NewWithSampler(s rollout.Setup, cfg Config, sampler Sampler) (_ *Trainer, e
 	if b := s.Backend(spec); cfg.Credit == CreditCounterfactual && b != "sim" && b != "none" {
 		return nil, fmt.Errorf("setup: credit = \"counterfactual\" replays episodes, which needs the simulated LLM (the team uses %s, whose replies are not replayed)", b)
 	}
+	if cfg.Credit == CreditValue && spec.StateSize <= 0 {
+		return nil, fmt.Errorf("setup: credit = \"value\" trains a critic over the env's global state (core.Env.State), and env %q declares none (its spec's StateSize is %d); use credit = \"joint\" or \"counterfactual\"", spec.Name, spec.StateSize)
+	}
+	var crit *critic
+	if cfg.Credit == CreditValue {
+		if crit, err = newCritic(spec, cfg.ValueHidden, cfg.ValueLearningRate, rollout.DeriveSeed(s.Seed, 0x637269746963)); err != nil { // "critic"
+			return nil, fmt.Errorf("setup: %w", err)
+		}
+	}
 	pol, err := policy.New(policy.Config{
 		ObsSize: spec.ObsSize, NumDecisions: len(spec.Decisions), NumAgents: spec.NumAgents(),
 		Hidden: cfg.Hidden, Shared: cfg.SharePolicy, Seed: rollout.DeriveSeed(s.Seed, 0x706f6c),
@@ -150,7 +164,7 @@ func NewWithSampler(s rollout.Setup, cfg Config, sampler Sampler) (_ *Trainer, e
 		}
 		sampler = poolSampler{p}
 	}
-	return &Trainer{setup: s, cfg: cfg, spec: spec, pool: sampler, pol: pol, opt: opt, start: time.Now(), backend: s.Backend(spec)}, nil
+	return &Trainer{setup: s, cfg: cfg, spec: spec, pool: sampler, pol: pol, opt: opt, critic: crit, start: time.Now(), backend: s.Backend(spec)}, nil
 }
 
 // Backend names the LLM backend(s) behind the team's text ("sim" for the
@@ -195,7 +209,8 @@ func (t *Trainer) Close() {
 //  3. advantages: group-relative, A = (R − baseline) / scale, credited to
 //     each agent's decisions (credit joint), or per agent on its own return
 //     (independent), or per decision from counterfactual branches of the
-//     episode (counterfactual, see credit.go);
+//     episode (counterfactual, see credit.go), or per decision by GAE over
+//     a learned critic of the global state (value, see value.go);
 //  4. update: the clipped-surrogate loss over every credited decision,
 //     Epochs passes of Minibatches Adam steps ([grpo.Optimizer.Update]);
 //  5. stats: one line of metrics.jsonl.
@@ -256,7 +271,7 @@ func (t *Trainer) step(ctx context.Context) (IterationStats, []rollout.EpisodeRe
 
 	// 3. Advantages, one per credited decision (credit.go).
 	cr, err := t.credit(ctx, jobs, results, T, G)
-	st.BranchEpisodes, st.FailedBranches = cr.branches, cr.failedBranches
+	st.BranchEpisodes, st.FailedBranches, st.ValueLoss = cr.branches, cr.failedBranches, cr.valueLoss
 	if err != nil {
 		return st, results, fmt.Errorf("iteration %d: %w", st.Iteration, err)
 	}

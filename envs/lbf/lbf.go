@@ -70,6 +70,14 @@
 // Every observation, mask and reward slice returned by Reset and Step is
 // freshly allocated and belongs to the caller.
 //
+// # Baseline
+//
+// The env offers one scripted joint policy (core.CapBaseline),
+// "greedy_food" ([BaselineGreedyFood]): a centralized planner that sends
+// the cheapest coalition of players able to load a food to it, by arrival
+// time, re-planning every step ([Env.Baseline] gives the rule). `troupe
+// eval` plays it beside the trained policy.
+//
 // # Params and metrics
 //
 // Params (env.params): size (8), players (2), foods (2), max_player_level (2),
@@ -290,7 +298,8 @@ func newEnv(p Params) (*Env, error) {
 		Decisions:    decisions,
 		StateSize:    e.stateSize,
 		StepRewards:  true,
-		Capabilities: core.CapTruncate,
+		Capabilities: core.CapTruncate | core.CapBaseline,
+		Baselines:    []string{BaselineGreedyFood},
 		Metrics: []string{core.MetricReturn, MetricFoodsCollected, metricFoodsSpawned, core.MetricMakespan,
 			core.MetricReferenceMakespan, core.MetricTokens, core.MetricReferenceTokens},
 		MaxSteps: p.MaxSteps,

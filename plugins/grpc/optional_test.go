@@ -30,7 +30,7 @@ func TestOptionalInterfacesDeclared(t *testing.T) {
 		caps core.Capabilities
 	}{
 		{bin.example, 0},
-		{bin.lbf, core.CapTruncate},
+		{bin.lbf, core.CapTruncate | core.CapBaseline}, // lbf offers greedy_food
 		{bin.faulty, core.CapTruncate | core.CapPrompt | core.CapSimulate | core.CapBaseline},
 	} {
 		src := loadEnv(t, ref(tc.path, nil))
