@@ -192,7 +192,7 @@ func TestClusterRunIsIdentical(t *testing.T) {
 		}
 		return true
 	})
-	for _, credit := range []string{`credit = "joint"`, "credit = \"counterfactual\"\nbranch_points = 2\nbranch_partners = 1"} {
+	for _, credit := range []string{`credit = "joint"`, "credit = \"counterfactual\"\nbranch_points = 2\nbranch_partners = 1", `credit = "value"`} {
 		text := strings.Replace(project, "CREDIT", credit, 1)
 		dir := t.TempDir()
 		wantM, wantP := train(t, text, filepath.Join(dir, "local"), "", o)
@@ -206,8 +206,11 @@ func TestClusterRunIsIdentical(t *testing.T) {
 		if !bytes.Equal(gotP, wantP) {
 			t.Errorf("%s: policy.safetensors differs from the local run's", credit)
 		}
-		if credit != `credit = "joint"` && !strings.Contains(gotM[0], `"branch_episodes":`) {
+		if strings.Contains(credit, "counterfactual") && !strings.Contains(gotM[0], `"branch_episodes":`) {
 			t.Errorf("%s: no branch episodes in %s", credit, gotM[0])
+		}
+		if strings.Contains(credit, "value") && !strings.Contains(gotM[0], `"value_loss":`) {
+			t.Errorf("%s: no critic loss in %s (the states did not travel?)", credit, gotM[0])
 		}
 	}
 	// The writing task: LLM texts (simulated), artifacts and many metrics
