@@ -68,6 +68,19 @@ func TestCapabilitiesDeclared(t *testing.T) {
 	}
 }
 
+// outside_task may name only baselines the spec lists.
+func TestOutsideTaskValidated(t *testing.T) {
+	spec := simEnv{caps: core.CapBaseline}.Spec()
+	spec.Baselines, spec.OutsideTask = []string{"solo", "team"}, []string{"solo"}
+	if err := spec.Validate(); err != nil {
+		t.Fatalf("Validate of a listed outside_task baseline: %v", err)
+	}
+	spec.OutsideTask = []string{"solo", "other"}
+	if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), "outside_task") {
+		t.Errorf("Validate of an outside_task baseline not listed: %v", err)
+	}
+}
+
 func TestReferenceBaselineValidated(t *testing.T) {
 	spec := simEnv{}.Spec()
 	spec.Baselines, spec.ReferenceBaseline = []string{"solo", "team"}, "solo"

@@ -46,6 +46,12 @@ type EnvSpec struct {
 	// speedup as this baseline's mean makespan divided by the policy's.
 	// Empty means none (no speedup is reported).
 	ReferenceBaseline string `json:"reference_baseline,omitempty"`
+	// OutsideTask names the baselines (each one of Baselines) that do not
+	// play the task as posed, such as a row that swaps a team member's
+	// model for one the drawn team may not have. Evaluation reports them,
+	// marked, but never picks one as the best baseline the trained policy
+	// is judged against.
+	OutsideTask []string `json:"outside_task,omitempty"`
 	// MaxSteps bounds an episode's length; the runtime truncates an episode
 	// that runs longer. 0 means the runtime's default (1000).
 	MaxSteps int `json:"max_steps,omitempty"`
@@ -93,6 +99,8 @@ func (s EnvSpec) Validate() error {
 		return fmt.Errorf("spec %q: lists baselines %v but does not declare core.CapBaseline in Capabilities", s.Name, s.Baselines)
 	case s.ReferenceBaseline != "" && !slices.Contains(s.Baselines, s.ReferenceBaseline):
 		return fmt.Errorf("spec %q: reference_baseline %q is not one of the baselines %v", s.Name, s.ReferenceBaseline, s.Baselines)
+	case !containsAll(s.Baselines, s.OutsideTask):
+		return fmt.Errorf("spec %q: outside_task %v names a baseline that is not one of the baselines %v", s.Name, s.OutsideTask, s.Baselines)
 	case s.Capabilities&^allCapabilities != 0:
 		return fmt.Errorf("spec %q: unknown capabilities %#x", s.Name, uint8(s.Capabilities&^allCapabilities))
 	}
@@ -129,4 +137,14 @@ func (s EnvSpec) CheckObservations(obs []Observation) error {
 		}
 	}
 	return nil
+}
+
+// containsAll reports whether every element of sub is in set.
+func containsAll(set, sub []string) bool {
+	for _, x := range sub {
+		if !slices.Contains(set, x) {
+			return false
+		}
+	}
+	return true
 }

@@ -126,6 +126,10 @@ type EvalReport struct {
 	// ("grpo") with the highest mean joint reward (random included; ties
 	// go to the first in PolicyOrder); empty when there is none.
 	BestBaseline string `json:"best_baseline,omitempty"`
+	// OutsideTask names the baselines that do not play the task as posed
+	// (core.EnvSpec.OutsideTask): reported, marked [OutsideMark], never
+	// the best baseline.
+	OutsideTask []string `json:"outside_task,omitempty"`
 	// Paired holds, for every other evaluated policy, the trained policy's
 	// paired difference to it on the same seeds (grpo − that policy);
 	// absent when the trained policy was not evaluated.
@@ -222,7 +226,7 @@ func evaluate(ctx context.Context, s Setup, pl Player, trained *policy.Policy, e
 	}
 	rep := EvalReport{
 		Env: spec.Name, Episodes: e.Episodes, Seed: e.Seed, Sampled: e.Sampled, Backend: s.Backend(spec),
-		Baselines: spec.Baselines, Reference: spec.ReferenceBaseline, Policies: map[string]PolicyResult{},
+		Baselines: spec.Baselines, Reference: spec.ReferenceBaseline, OutsideTask: spec.OutsideTask, Policies: map[string]PolicyResult{},
 	}
 	samples := map[string]*episodeFigures{}
 	for _, name := range names {
@@ -377,12 +381,13 @@ func pairedFigures(a, b *episodeFigures) PairedResult {
 	}
 }
 
-// bestBaseline returns the scored policy other than "grpo" with the
-// highest mean joint reward, the first in PolicyOrder on a tie.
+// bestBaseline returns the scored policy other than "grpo" and the
+// baselines outside the task with the highest mean joint reward, the first
+// in PolicyOrder on a tie.
 func (r EvalReport) bestBaseline() string {
 	best := ""
 	for _, n := range r.PolicyOrder() {
-		if p := r.Policies[n]; n == "grpo" || p.CI95 == nil {
+		if p := r.Policies[n]; n == "grpo" || p.CI95 == nil || slices.Contains(r.OutsideTask, n) {
 			continue
 		}
 		if best == "" || r.Policies[n].Reward > r.Policies[best].Reward {
@@ -521,6 +526,10 @@ func (r EvalReport) Columns(metrics []string) (comps, mets []string) {
 // BestMark follows the best baseline's name in the tables.
 const BestMark = "*"
 
+// OutsideMark follows the name of a baseline outside the task
+// ([EvalReport.OutsideTask]) in the tables.
+const OutsideMark = "†"
+
 // Table returns the evaluation table, one row per policy in PolicyOrder:
 // the joint reward, the components and metrics of [EvalReport.Columns],
 // then the [CostColumns]. Each mean carries the half-width of its 95 %
@@ -545,8 +554,11 @@ func (r EvalReport) Table(metrics []string) (head []string, rows [][]string) {
 }
 
 func (r EvalReport) markedName(n string) string {
-	if n == r.BestBaseline {
+	switch {
+	case n == r.BestBaseline:
 		return n + BestMark
+	case slices.Contains(r.OutsideTask, n):
+		return n + OutsideMark
 	}
 	return n
 }
@@ -602,6 +614,9 @@ func (r EvalReport) WriteTable(w io.Writer) {
 	if r.BestBaseline != "" {
 		fmt.Fprintf(w, "%s best baseline: %s (highest mean joint reward)\n", BestMark, r.BestBaseline)
 	}
+	if r.hasOutsideTask() {
+		fmt.Fprintf(w, "%s outside the task: does not play the task as posed (the env's outside_task), never the best baseline\n", OutsideMark)
+	}
 	if head, rows := r.PairedTable(qualityMetrics); len(rows) > 0 {
 		fmt.Fprintf(w, "\npaired on the same seeds: mean difference [95%% paired-bootstrap interval]; a seed where either episode failed is excluded\n")
 		writeAligned(w, head, rows)
@@ -610,6 +625,16 @@ func (r EvalReport) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "\nLLM traffic per policy: totals over its episodes, failed ones included\n")
 		writeAligned(w, head, rows)
 	}
+}
+
+// hasOutsideTask reports whether an evaluated policy is outside the task.
+func (r EvalReport) hasOutsideTask() bool {
+	for _, n := range r.OutsideTask {
+		if _, ok := r.Policies[n]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // TrafficTable returns each policy's LLM traffic ([PolicyResult.LLMTraffic]:

@@ -98,3 +98,30 @@ func TestWriteTableIntervalsAndPaired(t *testing.T) {
 		t.Errorf("no pair: %s, %v", js, err)
 	}
 }
+
+// A baseline outside the task is reported, marked, and never the best
+// baseline, even with the highest joint reward.
+func TestOutsideTaskIsNeverBestBaseline(t *testing.T) {
+	iv := func(lo, hi float64) stats.Interval { return stats.Interval{Lo: lo, Hi: hi} }
+	r := EvalReport{Env: "t", Episodes: 10, Baselines: []string{"team", "solo_big"}, OutsideTask: []string{"solo_big"}, Policies: map[string]PolicyResult{
+		"grpo":     {Reward: 0.8, CI95: &PolicyCI{Reward: iv(0.7, 0.9)}},
+		"team":     {Reward: 0.6, CI95: &PolicyCI{Reward: iv(0.5, 0.7)}},
+		"solo_big": {Reward: 0.9, CI95: &PolicyCI{Reward: iv(0.8, 1.0)}},
+		"random":   {Reward: 0.1, CI95: &PolicyCI{Reward: iv(0.0, 0.2)}},
+	}}
+	if got := r.bestBaseline(); got != "team" {
+		t.Fatalf("bestBaseline() = %q, want team (solo_big is outside the task)", got)
+	}
+	r.BestBaseline = r.bestBaseline()
+	var b strings.Builder
+	r.WriteTable(&b)
+	for _, want := range []string{"solo_big" + OutsideMark, "team" + BestMark, OutsideMark + " outside the task"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	r.OutsideTask = nil
+	if got := r.bestBaseline(); got != "solo_big" {
+		t.Errorf("without outside_task: bestBaseline() = %q, want solo_big", got)
+	}
+}

@@ -17,6 +17,8 @@ const (
 	BaselineEscalate      = "test_escalate"
 	BaselineDepsFirst     = "deps_first"
 	BaselineDepsEscalate  = "deps_escalate"
+	BaselineStrongTest    = "strong_test"
+	BaselineStrongNaive   = "strong_naive"
 	soloPrefix            = "solo_"
 )
 
@@ -46,6 +48,13 @@ const baselineRewrites = 2
 //     dependencies are being written, falls back to m_dire otherwise; runs
 //     its examples and rewrites its failures up to 2 times.
 //   - deps_escalate: deps_first's ordering with test_escalate's escalation.
+//   - strong_test: only the capable coders (strength at least
+//     capableShare of the team's best) work: each implements the next
+//     method (m_dire), runs its examples and rewrites its failures up to 2
+//     times; the others submit at once.
+//   - strong_naive: only the capable coders work, implementing the next
+//     unclaimed method (m_dire) in parallel, without examples or rewrites;
+//     the others submit at once.
 func (e *Env) Baseline(name string) (core.Baseline, error) {
 	switch name {
 	case BaselineSingleAgent:
@@ -60,6 +69,10 @@ func (e *Env) Baseline(name string) (core.Baseline, error) {
 		return baselineFunc(func() []int { return e.team(true, false) }), nil
 	case BaselineDepsEscalate:
 		return baselineFunc(func() []int { return e.team(true, true) }), nil
+	case BaselineStrongTest:
+		return baselineFunc(func() []int { return e.capableOnly(true) }), nil
+	case BaselineStrongNaive:
+		return baselineFunc(func() []int { return e.capableOnly(false) }), nil
 	}
 	if model, ok := strings.CutPrefix(name, soloPrefix); ok {
 		for _, m := range e.p.Pool {
@@ -88,6 +101,39 @@ func (e *Env) legal(i, d int) bool { return e.masks[i][d] }
 
 // rewritesOf counts the rewrites method j had.
 func (e *Env) rewritesOf(j int) int { return max(0, e.methods[j].version-1) }
+
+// capableShare is the share of the team's best strength a coder needs to
+// work in strong_test and strong_naive.
+const capableShare = 0.75
+
+// capable reports whether agent i's strength is at least capableShare of
+// the team's best.
+func (e *Env) capable(i int) bool {
+	return e.agents[i].strength >= capableShare*e.agents[e.strongest()].strength
+}
+
+// capableOnly is strong_test (careful) or strong_naive: the capable coders
+// work, the others submit at once.
+func (e *Env) capableOnly(careful bool) []int {
+	acts := make([]int, len(e.agents))
+	for i := range acts {
+		acts[i] = decWait
+		switch {
+		case !e.free(i):
+		case !e.capable(i):
+			acts[i] = decSubmit
+		case careful:
+			acts[i] = e.careful(i, true, false)
+		default:
+			if d := e.claim(i, false); d >= 0 {
+				acts[i] = d
+			} else {
+				acts[i] = decSubmit
+			}
+		}
+	}
+	return acts
+}
 
 // single is the lone careful coder w; the others submit at once.
 func (e *Env) single(w int) []int {

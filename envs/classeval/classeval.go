@@ -83,38 +83,41 @@ var decisionSpecs = []core.DecisionSpec{
 
 // The observation features, each in [0, 1].
 const (
-	featFree        = iota // can act now
-	featSubmitted          // has submitted
-	featStrength           // own model's strength (see Model table: measured pass rate)
-	featStrongest          // own model is the team's strongest
-	featCheapest           // own model is the team's cheapest
-	featPrice              // own completion price / the team's highest
-	featSpeed              // own decode speed / the team's fastest
-	featHasIter            // own model has in-context (m_iter) completions
-	featTeamBest           // the team's best strength
-	featTeamMean           // the team's mean strength
-	featUnclaimed          // unclaimed methods / M
-	featReady              // unclaimed methods whose dependencies have code / M
-	featAnyReady           // some unclaimed method has its dependencies written
-	featNextBlocked        // the first unclaimed method has dependencies without code
-	featCanTest            // one of its methods has untested code
-	featTestHasEx          // that method has visible examples
-	featCanRepair          // one of its methods failed its examples and it has recordings left
-	featRepairLeft         // recordings left for that method / 8
-	featOwned              // its methods / M
-	featOwnPassing         // its methods whose examples pass / M
-	featTeamWritten        // methods with code / M
-	featTeamPassing        // methods whose examples pass / M
-	featTeamFailing        // methods whose examples fail / M
-	featTakeable           // teammates' failing methods it could take over / M
-	featTakeWeaker         // one of those was written by a weaker model than its own
-	featBusy               // busy agents / N
-	featDone               // submitted agents / N
-	featTime               // clock / reference makespan / 2
-	featTokens             // tokens / reference tokens / 4
-	featDollars            // dollars / reference dollars / 4
-	featQueue              // the team's last rate-limit wait / 30 s
-	featClassSize          // M / 10
+	featFree         = iota // can act now
+	featSubmitted           // has submitted
+	featStrength            // own model's strength (see Model table: measured pass rate)
+	featStrongest           // own model is the team's strongest
+	featCheapest            // own model is the team's cheapest
+	featPrice               // own completion price / the team's highest
+	featSpeed               // own decode speed / the team's fastest
+	featHasIter             // own model has in-context (m_iter) completions
+	featTeamBest            // the team's best strength
+	featTeamMean            // the team's mean strength
+	featUnclaimed           // unclaimed methods / M
+	featReady               // unclaimed methods whose dependencies have code / M
+	featAnyReady            // some unclaimed method has its dependencies written
+	featNextBlocked         // the first unclaimed method has dependencies without code
+	featCanTest             // one of its methods has untested code
+	featTestHasEx           // that method has visible examples
+	featCanRepair           // one of its methods failed its examples and it has recordings left
+	featRepairLeft          // recordings left for that method / 8
+	featOwned               // its methods / M
+	featOwnPassing          // its methods whose examples pass / M
+	featTeamWritten         // methods with code / M
+	featTeamPassing         // methods whose examples pass / M
+	featTeamFailing         // methods whose examples fail / M
+	featTakeable            // teammates' failing methods it could take over / M
+	featTakeWeaker          // one of those was written by a weaker model than its own
+	featBusy                // busy agents / N
+	featDone                // submitted agents / N
+	featTime                // clock / reference makespan / 2
+	featTokens              // tokens / reference tokens / 4
+	featDollars             // dollars / reference dollars / 4
+	featQueue               // the team's last rate-limit wait / 30 s
+	featClassSize           // M / 10
+	featRelStrength         // own strength / the team's best (1 for the strongest)
+	featNextExamples        // the first unclaimed method has visible examples
+	featNextDeps            // the first unclaimed method depends on other methods
 	obsSize
 )
 
@@ -342,10 +345,12 @@ func newEnv(p Params, be backend) (*Env, error) {
 	for i := range names {
 		names[i] = fmt.Sprintf("coder%d", i)
 	}
-	baselines := []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP, BaselineEscalate, BaselineDepsFirst, BaselineDepsEscalate}
+	baselines := []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP, BaselineEscalate, BaselineDepsFirst, BaselineDepsEscalate, BaselineStrongTest, BaselineStrongNaive}
+	var solo []string
 	for _, m := range p.Pool {
-		baselines = append(baselines, soloPrefix+m)
+		solo = append(solo, soloPrefix+m)
 	}
+	baselines = append(baselines, solo...)
 	e.spec = core.EnvSpec{
 		Name:      Name,
 		Agents:    names,
@@ -357,8 +362,10 @@ func newEnv(p Params, be backend) (*Env, error) {
 			MetricExampleRuns, MetricQueueS, MetricUnextracted, MetricExamplesPassRate, MetricMethods, MetricTakeOvers, MetricRewrites},
 		Baselines:         baselines,
 		ReferenceBaseline: BaselineSingleAgent,
-		Capabilities:      core.CapTruncate | core.CapBaseline,
-		MaxSteps:          p.MaxSteps,
+		// A solo row swaps in a model the drawn team may not have.
+		OutsideTask:  solo,
+		Capabilities: core.CapTruncate | core.CapBaseline,
+		MaxSteps:     p.MaxSteps,
 	}
 	return e, nil
 }

@@ -142,6 +142,29 @@ func TestFakeBaselines(t *testing.T) {
 	if !strings.Contains(string(r.Artifacts["results.json"]), "/m_iter") {
 		t.Errorf("deps_first wrote nothing in context: %s", r.Artifacts["results.json"])
 	}
+	// strong_naive and strong_test: only ChatGPT (0.5; CodeGeeX's 0.3 is
+	// below 0.75 of it) works; strong_naive never tests, strong_test tests
+	// and rewrites as single_agent does.
+	for _, c := range []struct {
+		name     string
+		pass     float64
+		runs     float64
+		rewrites float64
+	}{{BaselineStrongNaive, 0, 0, 0}, {BaselineStrongTest, 1, 6, 3}} {
+		r = play(t, e, weak, c.name)
+		var res episodeResult
+		if err := json.Unmarshal(r.Artifacts["results.json"], &res); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range res.Methods {
+			if res.Team[m.Owner] != "ChatGPT" {
+				t.Errorf("%s: %s owned by %s, want ChatGPT, the only capable coder", c.name, m.Method, res.Team[m.Owner])
+			}
+		}
+		if r.Metrics[core.MetricPassRate] != c.pass || r.Metrics[MetricExampleRuns] != c.runs || r.Metrics[MetricRewrites] != c.rewrites {
+			t.Errorf("%s: pass %v, %v example runs, %v rewrites; want %v, %v, %v", c.name, r.Metrics[core.MetricPassRate], r.Metrics[MetricExampleRuns], r.Metrics[MetricRewrites], c.pass, c.runs, c.rewrites)
+		}
+	}
 	// sop rewrites each failure at most once.
 	r = play(t, e, weak, BaselineSOP)
 	if err := json.Unmarshal(r.Artifacts["results.json"], &res); err != nil {

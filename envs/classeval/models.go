@@ -2,6 +2,7 @@ package classeval
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -43,30 +44,43 @@ func (m Model) Dollars(pt, ct int) float64 {
 // The sources of the table. OpenAI's prices are those of June 2023, when
 // the ClassEval authors generated the completions; the open models are
 // priced as a hosted-inference provider prices an open model of their
-// size, since none of them has a price of its own.
+// size, since none of them has a price of its own. Decode speeds are the
+// per-token latencies measured in 2023 by fitting response time against
+// output tokens (taivo.ai, "GPT-3.5 and GPT-4 response times"): OpenAI
+// GPT-4 94 ms a generated token, GPT-3.5 35 ms, and on Anyscale Endpoints
+// Llama-2-7B 19 ms and Llama-2-70B 46 ms; an open model of P billion
+// parameters takes the power law through the two Llama-2 points,
+// 19·(P/7)^0.384 ms a token (openDecodeMS).
 const (
 	srcOpenAIPrice = "OpenAI API pricing, June 2023 (gpt-4 8K: $0.03/1K prompt, $0.06/1K completion; gpt-3.5-turbo 4K after the 13 June 2023 update: $0.0015/1K prompt, $0.002/1K completion)"
 	srcOpenPrice   = "hosted-inference price of an open model of this size: Together AI serverless size tiers, 2023 (≤4B $0.10, 4.1–8B $0.20, 8.1–21B $0.30 per 1M tokens, prompt and completion alike); an assumption, the model has no price of its own"
-	srcGPT4Speed   = "approximate public throughput of gpt-4 (0613) in 2023: about 20 completion tokens/s, 1 s to the first token"
-	srcGPT35Speed  = "approximate public throughput of gpt-3.5-turbo in 2023: about 60 completion tokens/s, 0.5 s to the first token"
-	srcOpenSpeed   = "assumption for a hosted open model of this size on one modern GPU (fp16): ≤4B 120, 4.1–8B 90, 8.1–21B 60 completion tokens/s, 0.4 s to the first token"
+	srcGPT4Speed   = "taivo.ai, GPT-3.5 and GPT-4 response times (2023): OpenAI GPT-4 94 ms per generated token (10.6 tokens/s); about 1 s constant per call"
+	srcGPT35Speed  = "taivo.ai, GPT-3.5 and GPT-4 response times (2023): OpenAI GPT-3.5 35 ms per generated token (28.6 tokens/s); 0.5 s constant per call assumed"
+	srcOpenSpeed   = "interpolated by size between Llama-2-7B (19 ms/token) and Llama-2-70B (46 ms/token) on Anyscale Endpoints, taivo.ai 2023: 19·(P/7)^0.384 ms per token; 0.4 s constant per call assumed"
 	// prefillTPS is every model's prompt throughput: prompts here are a
 	// few hundred tokens, so it matters little; 2000 tokens/s is the
 	// runtime's sim default.
 	prefillTPS = 2000
 )
 
+// openDecodeMS returns the milliseconds a generated token takes for an
+// open model of paramsB billion parameters: the power law through
+// Llama-2-7B's 19 ms and Llama-2-70B's 46 ms (exponent log10(46/19)).
+func openDecodeMS(paramsB float64) float64 {
+	return 19 * math.Pow(paramsB/7, math.Log10(46.0/19.0))
+}
+
 // openModel returns the row of an open model of paramsB billion
-// parameters, priced and timed by its size tier.
+// parameters, priced by its size tier and timed by openDecodeMS.
 func openModel(name string, paramsB float64) Model {
-	m := Model{Name: name, ParamsB: paramsB, TTFTS: 0.4, PrefillTPS: prefillTPS, PriceSource: srcOpenPrice, SpeedSource: srcOpenSpeed}
+	m := Model{Name: name, ParamsB: paramsB, TTFTS: 0.4, PrefillTPS: prefillTPS, DecodeTPS: 1000 / openDecodeMS(paramsB), PriceSource: srcOpenPrice, SpeedSource: srcOpenSpeed}
 	switch {
 	case paramsB <= 4:
-		m.InputUSDPerMTok, m.DecodeTPS = 0.10, 120
+		m.InputUSDPerMTok = 0.10
 	case paramsB <= 8:
-		m.InputUSDPerMTok, m.DecodeTPS = 0.20, 90
+		m.InputUSDPerMTok = 0.20
 	default:
-		m.InputUSDPerMTok, m.DecodeTPS = 0.30, 60
+		m.InputUSDPerMTok = 0.30
 	}
 	m.OutputUSDPerMTok = m.InputUSDPerMTok
 	return m
@@ -77,8 +91,8 @@ func openModel(name string, paramsB float64) Model {
 // instruct-StarCoder 15.5B, instruct-CodeGen 16B, PolyCoder 2.7B,
 // SantaCoder 1.1B, InCoder 6.7B (ClassEval paper, Table 2).
 var Models = []Model{
-	{Name: "GPT-4", InputUSDPerMTok: 30, OutputUSDPerMTok: 60, TTFTS: 1.0, PrefillTPS: prefillTPS, DecodeTPS: 20, PriceSource: srcOpenAIPrice, SpeedSource: srcGPT4Speed},
-	{Name: "ChatGPT", InputUSDPerMTok: 1.5, OutputUSDPerMTok: 2, TTFTS: 0.5, PrefillTPS: prefillTPS, DecodeTPS: 60, PriceSource: srcOpenAIPrice, SpeedSource: srcGPT35Speed},
+	{Name: "GPT-4", InputUSDPerMTok: 30, OutputUSDPerMTok: 60, TTFTS: 1.0, PrefillTPS: prefillTPS, DecodeTPS: 1000.0 / 94, PriceSource: srcOpenAIPrice, SpeedSource: srcGPT4Speed},
+	{Name: "ChatGPT", InputUSDPerMTok: 1.5, OutputUSDPerMTok: 2, TTFTS: 0.5, PrefillTPS: prefillTPS, DecodeTPS: 1000.0 / 35, PriceSource: srcOpenAIPrice, SpeedSource: srcGPT35Speed},
 	openModel("CodeGeeX", 13),
 	openModel("ChatGLM", 6),
 	openModel("Vicuna", 13),

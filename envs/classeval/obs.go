@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/troupe-dev/troupe/core"
@@ -139,6 +140,13 @@ func (e *Env) features(i int) []float64 {
 	f[featDollars] = clip01(e.dollars / math.Max(e.refUSD, 1e-12) / 4)
 	f[featQueue] = clip01(e.lastQueue / 30)
 	f[featClassSize] = clip01(M / 10)
+	if best > 0 {
+		f[featRelStrength] = clip01(a.strength / best)
+	}
+	if j := e.nextUnclaimed(); j >= 0 {
+		f[featNextExamples] = b2f(e.methods[j].info.Examples > 0)
+		f[featNextDeps] = b2f(slices.ContainsFunc(e.methods[j].info.Deps, func(d int) bool { return d != j }))
+	}
 	return f
 }
 

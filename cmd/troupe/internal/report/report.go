@@ -168,6 +168,9 @@ func Markdown(project string, history []trainer.IterationStats, eval *rollout.Ev
 		fmt.Fprintf(&b, "Each figure is the mean ± the half-width of its 95 %% bootstrap interval over the episodes (%d resamples; `eval.json` has the exact ends). Failed episodes are left out of the means and counted in `failed`; episodes cut at the step limit or a token budget are scored.\n\n", stats.Resamples)
 		head, rows := eval.Table(mets)
 		writeMarkdownTable(&b, head, rows)
+		if len(eval.OutsideTask) > 0 {
+			fmt.Fprintf(&b, "\n`%s`: outside the task (does not play the task as posed, e.g. swaps in a model the drawn team may not have); never the best baseline.\n", rollout.OutsideMark)
+		}
 		if best := eval.BestBaseline; best != "" {
 			fmt.Fprintf(&b, "\n`%s%s`: the best baseline (highest mean joint reward).\n", best, rollout.BestMark)
 			if d, ok := eval.Paired[best]; ok {

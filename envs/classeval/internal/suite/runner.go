@@ -182,7 +182,10 @@ func (t TestResult) PassRate() float64 {
 // harness is appended to the class and its tests: it runs each TestCase
 // named in CASES (base64 JSON) with a CPU-time alarm per test, random
 // seeded before each test, the tests' own output discarded, and prints one
-// line MARK+json per TestCase as soon as it is done.
+// line MARK+json per TestCase as soon as it is done. time.sleep does not
+// sleep: the seconds asked for count against the same per-test limit
+// (sleepBudget), so code that sleeps neither blocks the sandbox nor makes
+// the outcome depend on the machine.
 const testHarness = `
 import base64 as _b64, io as _io, json as _json, random as _random, re as _re, signal as _signal, sys as _sys, unittest as _unittest
 _MARK = %q
@@ -193,10 +196,11 @@ class _Timeout(BaseException):
 def _alarm(signum, frame):
     raise _Timeout("test exceeded %%.1f s of CPU time" %% _LIMIT)
 _signal.signal(_signal.SIGPROF, _alarm)
-class _Result(_unittest.TestResult):
+` + sleepBudget + `class _Result(_unittest.TestResult):
     timed_out = False
     def startTest(self, test):
         _random.seed(0)
+        _slept[0] = 0.0
         _signal.setitimer(_signal.ITIMER_PROF, _LIMIT)
         super().startTest(test)
     def stopTest(self, test):
@@ -240,6 +244,23 @@ for _name in _CASES:
         _detail = _summary((_res.failures + _res.errors)[0][1])
     print(_MARK + _json.dumps({"name": _name, "tests": _res.testsRun, "failures": len(_res.failures),
         "errors": len(_res.errors), "pass": _res.wasSuccessful() and _res.testsRun >= 0, "detail": _detail}), file=_out, flush=True)
+`
+
+// sleepBudget replaces time.sleep (and any global name bound to it, as
+// `from time import sleep` binds one) by a function that does not sleep
+// but adds the seconds to _slept[0] and raises _Timeout once they exceed
+// _LIMIT. Each harness includes it after defining _Timeout and _LIMIT.
+const sleepBudget = `import time as _time
+_real_sleep = _time.sleep
+_slept = [0.0]
+def _budget_sleep(seconds):
+    _slept[0] += max(0.0, float(seconds))
+    if _slept[0] > _LIMIT:
+        raise _Timeout("slept %%.1f s, more than the %%.1f s a test may take" %% (_slept[0], _LIMIT))
+_time.sleep = _budget_sleep
+for _k, _v in list(globals().items()):
+    if _v is _real_sleep:
+        globals()[_k] = _budget_sleep
 `
 
 // testPrelude comes before a class's tests: a test module that ends with
@@ -388,7 +409,7 @@ class _Timeout(KeyboardInterrupt):  # doctest re-raises KeyboardInterrupt only
 def _alarm(signum, frame):
     raise _Timeout("examples exceeded %%.1f s of CPU time" %% _LIMIT)
 _signal.signal(_signal.SIGPROF, _alarm)
-_random.seed(0)
+` + sleepBudget + `_random.seed(0)
 _out = _sys.stdout
 _rep = _io.StringIO()
 try:

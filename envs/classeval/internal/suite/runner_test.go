@@ -126,19 +126,32 @@ func TestHangAndCrashAreScored(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
 		othersPass bool
+		imports    []string
 	}{
-		{"hang", "        while True:\n            pass", true},
-		{"crash", "        import os\n        os._exit(3)", true}, // earlier TestCases streamed their results
-		{"syntax", "        return (", false},
-		{"exit", "        raise SystemExit(0)", true},
+		{"hang", "        while True:\n            pass", true, nil},
+		// Sleeps count against the test's limit and do not really sleep
+		// (the elapsed-time check below): a module-level alias too.
+		{"sleep", "        import time\n        time.sleep(600)", true, nil},
+		{"sleep-import", "        sleep(600)", true, []string{"from time import sleep"}},
+		{"crash", "        import os\n        os._exit(3)", true, nil}, // earlier TestCases streamed their results
+		{"syntax", "        return (", false, nil},
+		{"exit", "        raise SystemExit(0)", true, nil},
 	} {
 		impls := slices.Clone(base)
 		v := len(c.Methods) - 1 // no other method's TestCase calls it
-		impls[v] = Impl{Source: signature(c.Methods[v]) + "\n" + tc.body}
+		impls[v] = Impl{Source: signature(c.Methods[v]) + "\n" + tc.body, Imports: tc.imports}
 		start := time.Now()
 		res, err := r.RunTests(context.Background(), c, impls)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if strings.HasPrefix(tc.name, "sleep") {
+			if res.Cases[v].Detail != "timeout" {
+				t.Errorf("%s: its TestCase: %+v, want a timeout", tc.name, res.Cases[v])
+			}
+			if el := time.Since(start); el > 60*time.Second {
+				t.Errorf("%s: took %v: the sandbox slept", tc.name, el)
+			}
 		}
 		if res.MethodPass[v] || res.ClassPass {
 			t.Errorf("%s: method %d passes: %+v", tc.name, v, res.Cases[v])
@@ -184,6 +197,20 @@ func TestExamples(t *testing.T) {
 	}
 	if h.Pass || !strings.Contains(h.Report, "exceeded") || h.DurationS != ok.DurationS+r.cfg.TestCPUSeconds {
 		t.Errorf("hang: %+v (canonical took %v)", h, ok.DurationS)
+	}
+	// A loop of short sleeps adds up against the limit, without sleeping.
+	sleepy := slices.Clone(c.CanonicalImpls())
+	sleepy[0] = Impl{Source: signature(m) + "\n        import time\n        for _ in range(1000):\n            time.sleep(0.5)"}
+	start := time.Now()
+	sl, err := r.RunExamples(context.Background(), c, m, sleepy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sl.Pass || !strings.Contains(sl.Report, "slept") {
+		t.Errorf("sleep loop: %+v", sl)
+	}
+	if el := time.Since(start); el > 60*time.Second {
+		t.Errorf("sleep loop took %v: the sandbox slept", el)
 	}
 }
 

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Turn `troupe eval --json` output into the Markdown tables of BENCHMARKS.md.
+
+    troupe eval ... --json > eval.json
+    scripts/eval-table.py eval.json [METRIC ...]
+
+Prints one table of every policy (joint reward, each METRIC, speedup,
+tokens, makespan, failed share: mean [95 % interval]) and, when the trained
+policy was evaluated, one of its paired differences to every other policy
+(grpo − NAME: joint reward and each METRIC, mean [95 % interval], pairs).
+The best baseline is marked *, baselines outside the task †. It only
+formats what the JSON holds: every figure comes from the evaluation.
+"""
+import json
+import sys
+
+
+def cell(mean, iv, fmt):
+    if mean is None:
+        return "–"
+    s = fmt % mean
+    if iv and iv.get("lo") is not None:
+        s += " [" + fmt % iv["lo"] + ", " + fmt % iv["hi"] + "]"
+    return s
+
+
+def order(rep):
+    names = list(rep["policies"])
+    first = (["grpo"] if "grpo" in names else []) + [b for b in rep.get("baselines") or [] if b in names]
+    if "random" in names:
+        first.append("random")
+    return first + sorted(n for n in names if n not in first)
+
+
+def mark(rep, name):
+    if name == rep.get("best_baseline"):
+        return name + "*"
+    if name in (rep.get("outside_task") or []):
+        return name + "†"
+    return name
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    with open(sys.argv[1]) as f:
+        rep = json.load(f)
+    metrics = sys.argv[2:]
+    print(f"env {rep['env']}, {rep['episodes']} episodes per policy (eval seed {rep['seed']}), LLM backend: {rep['backend']}\n")
+    head = ["policy", "joint reward"] + metrics + ["speedup", "tokens", "makespan s", "failed"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for n in order(rep):
+        p = rep["policies"][n]
+        ci = p.get("ci95") or {}
+        row = [mark(rep, n), cell(p["reward"], ci.get("reward"), "%.3f")]
+        for m in metrics:
+            row.append(cell(p["metrics"].get(m), (ci.get("metrics") or {}).get(m), "%.3f"))
+        row.append(cell(p["speedup"], ci.get("speedup"), "%.2f") if p.get("speedup") else "–")
+        row.append(cell(p["tokens"], ci.get("tokens"), "%.0f"))
+        row.append(cell(p["makespan_s"], ci.get("makespan_s"), "%.1f"))
+        row.append(f"{p['failed_episodes']} ({100 * p['failed_share']:.0f} %)")
+        print("| " + " | ".join(row) + " |")
+    paired = rep.get("paired") or {}
+    if not paired:
+        return
+    print()
+    head = ["grpo −", "joint reward"] + metrics + ["pairs"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for n in order(rep):
+        if n not in paired:
+            continue
+        d = paired[n]
+        row = [mark(rep, n), cell(d["reward"]["mean"], d["reward"]["ci95"], "%+.3f")]
+        for m in metrics:
+            x = (d.get("metrics") or {}).get(m)
+            row.append(cell(x["mean"], x["ci95"], "%+.3f") if x else "–")
+        row.append(str(d["pairs"]) + (f" ({d['excluded']} excl.)" if d.get("excluded") else ""))
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
