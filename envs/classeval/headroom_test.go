@@ -3,7 +3,9 @@ package classeval
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -292,7 +294,9 @@ func TestHeadroom(t *testing.T) {
 		t.Skip("slow: set TROUPE_CLASSEVAL_HEADROOM=1")
 	}
 	nTrain := hrNumber(t, "TROUPE_CLASSEVAL_HEADROOM_TRAIN", 64)
+	nTrain2 := hrNumber(t, "TROUPE_CLASSEVAL_HEADROOM_TRAIN2", 256)
 	nHeld := hrNumber(t, "TROUPE_CLASSEVAL_HEADROOM_HELDOUT", 200)
+	const keep = 16
 	workers := hrNumber(t, "TROUPE_CLASSEVAL_HEADROOM_WORKERS", 2)
 	cache := os.Getenv("TROUPE_CLASSEVAL_HEADROOM_CACHE")
 	if cache == "" {
@@ -354,51 +358,60 @@ func TestHeadroom(t *testing.T) {
 		heldJobs[k] = rollout.Job{Task: ts, Rollout: rollout.RolloutSeed(ts, 0)}
 		heldBucket[k] = teamBucket(t, probe, ts)
 	}
-	t.Logf("%d rules, %d training seeds, %d held-out seeds (eval seed 1), %d workers, weights %v", len(rules), nTrain, nHeld, workers, s.Weights)
+	t.Logf("%d rules, %d + %d training seeds, %d held-out seeds (eval seed 1), %d workers, weights %v", len(rules), nTrain, nTrain2, nHeld, workers, s.Weights)
 
+	// Stage 1: every rule on the first nTrain training seeds.
 	train := map[string][]float64{}
-	trainMean := map[string]float64{}
 	for _, r := range rules {
 		n := headroomPrefix + r.String()
 		train[n], _ = hrPlay(t, pool, trainJobs, n)
-		trainMean[n] = stats.Mean(train[n])
-	}
-	sn, _ := hrPlay(t, pool, trainJobs, BaselineStrongNaive)
-	order := sortedRuleNames(byName)
-	sort.SliceStable(order, func(a, b int) bool { return trainMean[order[a]] > trainMean[order[b]] })
-	for k, n := range order[:min(25, len(order))] {
-		t.Logf("training #%3d %-40s joint %.4f", k+1, n, trainMean[n])
 	}
 	snRule := headroomPrefix + hrRule{share: capableShare}.String()
-	t.Logf("training strong_naive %.4f (%s %.4f, rank %d of %d)", stats.Mean(sn), snRule, trainMean[snRule], rankOfName(order, snRule), len(order))
-	d := stats.PairedDiffCI(train[order[0]], sn)
-	t.Logf("training best − strong_naive %+.4f [%+.4f, %+.4f] (selected on these seeds)", d.Mean, d.CI95.Lo, d.CI95.Hi)
-
-	// The best rule per bucket, chosen on the training seeds of the bucket
-	// (strong_naive's rule where the bucket has no training seed).
-	buckets := map[string][]int{}
-	for k, b := range trainBucket {
-		buckets[b] = append(buckets[b], k)
+	order := rankRules(sortedRuleNames(byName), train)
+	for k, n := range order[:min(25, len(order))] {
+		t.Logf("stage 1 #%3d %-40s joint %.4f", k+1, n, stats.Mean(train[n]))
 	}
-	pick := map[string]string{}
-	for b, ks := range buckets {
-		best, bestMean := "", 0.0
-		for _, n := range order {
-			m := 0.0
-			for _, k := range ks {
-				m += train[n][k]
-			}
-			if m /= float64(len(ks)); best == "" || m > bestMean {
-				best, bestMean = n, m
-			}
+	t.Logf("stage 1: strong_naive's rule %s %.4f, rank %d of %d", snRule, stats.Mean(train[snRule]), rankOfName(order, snRule), len(order))
+	pick1 := bucketPicks(t, "stage 1", order, train, trainBucket)
+
+	// Stage 2: the best distinct rules of stage 1 (rules with the same
+	// training mean behave the same) and strong_naive's rule on nTrain2
+	// more training seeds; the choice is made on all nTrain + nTrain2.
+	var kept []string
+	for _, n := range order {
+		if len(kept) == keep {
+			break
 		}
-		pick[b] = best
-		t.Logf("bucket %-20s %3d training seeds: %s (%.4f)", b, len(ks), best, bestMean)
+		if len(kept) == 0 || stats.Mean(train[n]) != stats.Mean(train[kept[len(kept)-1]]) {
+			kept = append(kept, n)
+		}
 	}
+	if !slices.Contains(kept, snRule) {
+		kept = append(kept, snRule)
+	}
+	more := make([]rollout.Job, nTrain2)
+	for k := range more {
+		ts := rollout.TrainTaskSeed(s.Seed, (nTrain+k)/8, (nTrain+k)%8)
+		more[k] = rollout.Job{Task: ts, Rollout: rollout.RolloutSeed(ts, 0)}
+		trainBucket = append(trainBucket, teamBucket(t, probe, ts))
+	}
+	train2 := map[string][]float64{}
+	for _, n := range kept {
+		xs, _ := hrPlay(t, pool, more, n)
+		train2[n] = append(slices.Clone(train[n]), xs...)
+	}
+	order2 := rankRules(kept, train2)
+	for k, n := range order2 {
+		t.Logf("stage 2 #%3d %-40s joint %.4f on %d training seeds (stage 1 rank %d)", k+1, n, stats.Mean(train2[n]), nTrain+nTrain2, rankOfName(order, n))
+	}
+	d := stats.PairedDiffCI(train2[order2[0]], train2[snRule])
+	t.Logf("stage 2: best − strong_naive %+.4f [%+.4f, %+.4f] on the training seeds it was chosen on", d.Mean, d.CI95.Lo, d.CI95.Hi)
+	pick2 := bucketPicks(t, "stage 2", order2, train2, trainBucket)
 
-	// Held out: strong_naive, the best rule, the bucket picks, the next
-	// best rules on training, and the family's members that are shipped
-	// baselines.
+	// Held out: strong_naive, the choices of both stages, and every kept
+	// rule (those not chosen on training are shown for what they are:
+	// the best of them on held-out is selected on the data it is scored
+	// on).
 	shipped := map[string]string{
 		BaselineStrongNaive:   snRule,
 		BaselineParallelNaive: headroomPrefix + hrRule{}.String(),
@@ -408,11 +421,12 @@ func TestHeadroom(t *testing.T) {
 		BaselineDepsEscalate:  headroomPrefix + hrRule{test: hrTestAlways, rewrites: baselineRewrites, escalate: true, deps: true}.String(),
 		BaselineSingleAgent:   headroomPrefix + hrRule{share: 1, one: true, test: hrTestAlways, rewrites: baselineRewrites}.String(),
 	}
-	playHeld := []string{snRule, order[0]}
-	for _, n := range pick {
-		playHeld = append(playHeld, n)
+	playHeld := append([]string{snRule, order[0]}, kept...)
+	for _, m := range []map[string]string{pick1, pick2} {
+		for _, n := range m {
+			playHeld = append(playHeld, n)
+		}
 	}
-	playHeld = append(playHeld, order[1:min(8, len(order))]...)
 	heldR := map[string][]float64{}
 	heldRes := map[string][]rollout.EpisodeResult{}
 	base, baseRes := hrPlay(t, pool, heldJobs, BaselineStrongNaive)
@@ -429,25 +443,32 @@ func TestHeadroom(t *testing.T) {
 	t.Logf("held-out strong_naive %s", hrSummary(base, baseRes))
 	report := func(label string, xs []float64, res []rollout.EpisodeResult) stats.Diff {
 		d := stats.PairedDiffCI(xs, base)
-		t.Logf("%-58s %s; − strong_naive %+.4f [%+.4f, %+.4f] (%d pairs)", label, hrSummary(xs, res), d.Mean, d.CI95.Lo, d.CI95.Hi, d.Pairs)
+		t.Logf("%-62s %s; − strong_naive %+.4f [%+.4f, %+.4f] (%d pairs)", label, hrSummary(xs, res), d.Mean, d.CI95.Lo, d.CI95.Hi, d.Pairs)
 		if d.Pairs != nHeld {
 			t.Errorf("%s: %d pairs, want %d", label, d.Pairs, nHeld)
 		}
 		return d
 	}
-	report("held-out best on training: "+order[0], heldR[order[0]], heldRes[order[0]])
-	per := make([]float64, nHeld)
-	perRes := make([]rollout.EpisodeResult, nHeld)
-	for k, b := range heldBucket {
-		n, ok := pick[b]
-		if !ok {
-			n = snRule
+	perTeam := func(pick map[string]string) ([]float64, []rollout.EpisodeResult) {
+		per := make([]float64, nHeld)
+		perRes := make([]rollout.EpisodeResult, nHeld)
+		for k, b := range heldBucket {
+			n, ok := pick[b]
+			if !ok {
+				n = snRule
+			}
+			per[k], perRes[k] = heldR[n][k], heldRes[n][k]
 		}
-		per[k], perRes[k] = heldR[n][k], heldRes[n][k]
+		return per, perRes
 	}
-	report("held-out per-team choice (chosen on training)", per, perRes)
-	for _, n := range order[1:min(8, len(order))] {
-		report(fmt.Sprintf("held-out training #%d %s", rankOfName(order, n), n), heldR[n], heldRes[n])
+	report("held-out stage 1 best: "+order[0], heldR[order[0]], heldRes[order[0]])
+	xs, res := perTeam(pick1)
+	report("held-out stage 1 per-team choice", xs, res)
+	report("held-out stage 2 best: "+order2[0], heldR[order2[0]], heldRes[order2[0]])
+	xs, res = perTeam(pick2)
+	report("held-out stage 2 per-team choice", xs, res)
+	for _, n := range order2 {
+		report(fmt.Sprintf("held-out stage 2 #%d %s", rankOfName(order2, n), n), heldR[n], heldRes[n])
 	}
 	counts := map[string]int{}
 	for _, b := range heldBucket {
@@ -468,6 +489,39 @@ func TestHeadroom(t *testing.T) {
 			}
 		}
 	}
+}
+
+// rankRules orders names by their mean joint reward in xs, best first.
+func rankRules(names []string, xs map[string][]float64) []string {
+	out := slices.Clone(names)
+	sort.SliceStable(out, func(a, b int) bool { return stats.Mean(xs[out[a]]) > stats.Mean(xs[out[b]]) })
+	return out
+}
+
+// bucketPicks returns the best rule of order per team bucket on the
+// training seeds of that bucket (bucket[k] is seed k's).
+func bucketPicks(t *testing.T, stage string, order []string, xs map[string][]float64, bucket []string) map[string]string {
+	seeds := map[string][]int{}
+	for k := range xs[order[0]] {
+		seeds[bucket[k]] = append(seeds[bucket[k]], k)
+	}
+	pick := map[string]string{}
+	for _, b := range slices.Sorted(maps.Keys(seeds)) {
+		ks := seeds[b]
+		best, bestMean := "", 0.0
+		for _, n := range order {
+			m := 0.0
+			for _, k := range ks {
+				m += xs[n][k]
+			}
+			if m /= float64(len(ks)); best == "" || m > bestMean {
+				best, bestMean = n, m
+			}
+		}
+		pick[b] = best
+		t.Logf("%s: bucket %-20s %3d training seeds: %s (%.4f)", stage, b, len(ks), best, bestMean)
+	}
+	return pick
 }
 
 func rankOfName(order []string, x string) int {
