@@ -467,6 +467,16 @@ func TestHeadroom(t *testing.T) {
 	report("held-out stage 2 best: "+order2[0], heldR[order2[0]], heldRes[order2[0]])
 	xs, res = perTeam(pick2)
 	report("held-out stage 2 per-team choice", xs, res)
+	// strong_by_team (baselines.go) is this choice: its table must be
+	// what stage 2 picked, seed by seed.
+	bt, btRes := hrPlay(t, pool, heldJobs, BaselineStrongByTeam)
+	report("held-out strong_by_team (the shipped baseline)", bt, btRes)
+	for k := range bt {
+		if bt[k] != xs[k] {
+			t.Errorf("held-out seed %d (team's best %s): strong_by_team %.6f, stage 2's per-team choice %s %.6f: byTeamRules is not this run's choice", heldJobs[k].Task, heldBucket[k], bt[k], pick2[heldBucket[k]], xs[k])
+			break
+		}
+	}
 	for _, n := range order2 {
 		report(fmt.Sprintf("held-out stage 2 #%d %s", rankOfName(order2, n), n), heldR[n], heldRes[n])
 	}
