@@ -23,10 +23,11 @@ import (
 // held-out classes when it is chosen on training classes only? It
 // enumerates a family of rules along the task's trade-offs (headroomRules),
 // plays every one on training task seeds (even: training classes under
-// split = "by_seed"), picks the best one overall and the best one per
-// team (the team's strongest model, which every coder observes), and plays
-// them on the held-out seeds `troupe eval` plays (eval seed 1, odd: the
-// held-out classes) against strong_naive, with paired 95 % intervals.
+// split = "by_seed"), then the best 16 on more training seeds, picks the
+// best one overall and the best one per team (the team's strongest model,
+// which every coder observes) after each stage, and plays them on the
+// held-out seeds `troupe eval` plays (eval seed 1, odd: the held-out
+// classes) against strong_naive, with paired 95 % intervals.
 // Episodes are played and scored by the runtime (rollout.Pool) with the
 // rewards and weights of examples/classeval/agentfile.toml.
 
@@ -275,19 +276,23 @@ func teamBucket(t *testing.T, e *Env, seed uint64) string {
 	return e.agents[e.strongest()].model.Name
 }
 
-// TestHeadroom plays the family (headroomRules) on training seeds, chooses
-// the best rule overall and per team bucket (teamBucket) there, and scores
-// both on the held-out seeds of `troupe eval` against strong_naive. The
-// family's members that are shipped baselines must reproduce them seed by
-// seed on the held-out episodes.
+// TestHeadroom plays the family (headroomRules) on TRAIN training seeds
+// (stage 1), the best 16 distinct rules on TRAIN2 more (stage 2), chooses
+// the best rule overall and per team bucket (teamBucket) after each stage,
+// and scores the choices on the held-out seeds of `troupe eval` against
+// strong_naive. The family's members that are shipped baselines must
+// reproduce them seed by seed on held-out episodes, and strong_by_team
+// must be stage 2's per-team choice.
 //
-// Slow (about 150 × TRAIN + 20 × HELDOUT episodes that run Python): run
-// with
+// Slow (about 150 × TRAIN + 17 × TRAIN2 + 25 × HELDOUT episodes that run
+// Python; 7.5 min on 2 cores with a partly warm cache): run with
 //
 //	TROUPE_CLASSEVAL_HEADROOM=1 nice -n 10 go test ./envs/classeval -run TestHeadroom -v -timeout 120m
 //
 // TROUPE_CLASSEVAL_HEADROOM_TRAIN and _HELDOUT set the numbers of seeds
-// (default 64 and 200), _WORKERS the rollout workers (default 2),
+// (default 64 and 200), _TRAIN2 stage 2's further training seeds
+// (default 256), _EVAL_SEED the held-out seeds' eval seed (default 1, as
+// `troupe eval`), _WORKERS the rollout workers (default 2),
 // _CACHE the sandbox cache directory (default /tmp/ce-cache).
 func TestHeadroom(t *testing.T) {
 	if os.Getenv("TROUPE_CLASSEVAL_HEADROOM") == "" {
@@ -296,6 +301,7 @@ func TestHeadroom(t *testing.T) {
 	nTrain := hrNumber(t, "TROUPE_CLASSEVAL_HEADROOM_TRAIN", 64)
 	nTrain2 := hrNumber(t, "TROUPE_CLASSEVAL_HEADROOM_TRAIN2", 256)
 	nHeld := hrNumber(t, "TROUPE_CLASSEVAL_HEADROOM_HELDOUT", 200)
+	evalSeed := uint64(hrNumber(t, "TROUPE_CLASSEVAL_HEADROOM_EVAL_SEED", 1))
 	const keep = 16
 	workers := hrNumber(t, "TROUPE_CLASSEVAL_HEADROOM_WORKERS", 2)
 	cache := os.Getenv("TROUPE_CLASSEVAL_HEADROOM_CACHE")
@@ -354,11 +360,11 @@ func TestHeadroom(t *testing.T) {
 	heldJobs := make([]rollout.Job, nHeld)
 	heldBucket := make([]string, nHeld)
 	for k := range heldJobs {
-		ts := rollout.EvalTaskSeed(1, k)
+		ts := rollout.EvalTaskSeed(evalSeed, k)
 		heldJobs[k] = rollout.Job{Task: ts, Rollout: rollout.RolloutSeed(ts, 0)}
 		heldBucket[k] = teamBucket(t, probe, ts)
 	}
-	t.Logf("%d rules, %d + %d training seeds, %d held-out seeds (eval seed 1), %d workers, weights %v", len(rules), nTrain, nTrain2, nHeld, workers, s.Weights)
+	t.Logf("%d rules, %d + %d training seeds, %d held-out seeds (eval seed %d), %d workers, weights %v", len(rules), nTrain, nTrain2, nHeld, evalSeed, workers, s.Weights)
 
 	// Stage 1: every rule on the first nTrain training seeds.
 	train := map[string][]float64{}
