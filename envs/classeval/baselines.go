@@ -19,6 +19,7 @@ const (
 	BaselineDepsEscalate  = "deps_escalate"
 	BaselineStrongTest    = "strong_test"
 	BaselineStrongNaive   = "strong_naive"
+	BaselineStrongByTeam  = "strong_by_team"
 	soloPrefix            = "solo_"
 )
 
@@ -55,6 +56,13 @@ const baselineRewrites = 2
 //   - strong_naive: only the capable coders work, implementing the next
 //     unclaimed method (m_dire) in parallel, without examples or rewrites;
 //     the others submit at once.
+//   - strong_by_team: strong_naive with the threshold and the order chosen
+//     by the team's strongest model (byTeamRules): the coders within 0.9
+//     of the best (ChatGPT best) or 0.6 (any other) write in parallel
+//     without examples or rewrites, dependencies first in context when the
+//     best is ChatGPT, CodeGeeX or instruct-StarCoder, in the class's order
+//     otherwise; the others submit at once. It is the per-team choice of
+//     the headroom test (headroom_test.go), made on training seeds.
 func (e *Env) Baseline(name string) (core.Baseline, error) {
 	switch name {
 	case BaselineSingleAgent:
@@ -73,6 +81,8 @@ func (e *Env) Baseline(name string) (core.Baseline, error) {
 		return baselineFunc(func() []int { return e.capableOnly(true) }), nil
 	case BaselineStrongNaive:
 		return baselineFunc(func() []int { return e.capableOnly(false) }), nil
+	case BaselineStrongByTeam:
+		return baselineFunc(e.strongByTeam), nil
 	}
 	if model, ok := strings.CutPrefix(name, soloPrefix); ok {
 		for _, m := range e.p.Pool {
@@ -129,6 +139,66 @@ func (e *Env) capableOnly(careful bool) []int {
 				acts[i] = d
 			} else {
 				acts[i] = decSubmit
+			}
+		}
+	}
+	return acts
+}
+
+// byTeamRule is strong_by_team's rule for one kind of team: the share of
+// the team's best strength a coder needs to write, and whether it writes
+// dependencies first, in context.
+type byTeamRule struct {
+	share float64
+	deps  bool
+}
+
+// byTeamRules maps the team's strongest model to its rule; a team whose
+// strongest model is not listed plays byTeamDefault. The table is the
+// headroom test's per-team choice on 320 training seeds (BENCHMARKS.md,
+// "Headroom").
+var (
+	byTeamRules = map[string]byTeamRule{
+		"ChatGPT":            {0.9, true},
+		"CodeGeeX":           {0.6, true},
+		"instruct-StarCoder": {0.6, true},
+	}
+	byTeamDefault = byTeamRule{0.6, false}
+)
+
+// strongByTeam is strong_by_team.
+func (e *Env) strongByTeam() []int {
+	s := e.strongest()
+	r, ok := byTeamRules[e.agents[s].model.Name]
+	if !ok {
+		r = byTeamDefault
+	}
+	writes := func(i int) bool { return e.agents[i].strength >= r.share*e.agents[s].strength }
+	acts := make([]int, len(e.agents))
+	for i := range acts {
+		acts[i] = decWait
+		switch {
+		case !e.free(i):
+		case !writes(i):
+			acts[i] = decSubmit
+		default:
+			if d := e.claim(i, r.deps); d >= 0 {
+				acts[i] = d
+			} else {
+				acts[i] = decSubmit
+			}
+		}
+	}
+	// Nobody can make progress while some wait for dependencies that no
+	// one is writing: they implement from the skeleton instead.
+	if allWait(acts, e) && !e.someoneBusy(-1) {
+		for i := range acts {
+			if e.free(i) {
+				if d := e.claim(i, false); d >= 0 && writes(i) {
+					acts[i] = d
+				} else {
+					acts[i] = decSubmit
+				}
 			}
 		}
 	}

@@ -345,7 +345,7 @@ func newEnv(p Params, be backend) (*Env, error) {
 	for i := range names {
 		names[i] = fmt.Sprintf("coder%d", i)
 	}
-	baselines := []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP, BaselineEscalate, BaselineDepsFirst, BaselineDepsEscalate, BaselineStrongTest, BaselineStrongNaive}
+	baselines := []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP, BaselineEscalate, BaselineDepsFirst, BaselineDepsEscalate, BaselineStrongTest, BaselineStrongNaive, BaselineStrongByTeam}
 	var solo []string
 	for _, m := range p.Pool {
 		solo = append(solo, soloPrefix+m)

@@ -165,6 +165,30 @@ func TestFakeBaselines(t *testing.T) {
 			t.Errorf("%s: pass %v, %v example runs, %v rewrites; want %v, %v, %v", c.name, r.Metrics[core.MetricPassRate], r.Metrics[MetricExampleRuns], r.Metrics[MetricRewrites], c.pass, c.runs, c.rewrites)
 		}
 	}
+	// strong_by_team: with ChatGPT the best, only the coders within 0.9 of
+	// it (ChatGPT alone) write, dependencies first in context, without
+	// examples; with GPT-4 the best, those within 0.6 (GPT-4, ChatGPT) in
+	// the class's order from the skeleton.
+	for _, c := range []struct {
+		seed   uint64
+		writes map[string]bool
+		source string
+		pass   float64
+	}{{weak, map[string]bool{"ChatGPT": true}, "/m_iter", 1}, {strong, map[string]bool{"GPT-4": true, "ChatGPT": true}, "/m_dire", -1}} {
+		r = play(t, e, c.seed, BaselineStrongByTeam)
+		var res episodeResult
+		if err := json.Unmarshal(r.Artifacts["results.json"], &res); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range res.Methods {
+			if !c.writes[res.Team[m.Owner]] || !strings.HasSuffix(m.Source, c.source) {
+				t.Errorf("strong_by_team, team %v: %s written by %s from %s; want one of %v, from %s", res.Team, m.Method, res.Team[m.Owner], m.Source, c.writes, c.source)
+			}
+		}
+		if r.Metrics[MetricExampleRuns] != 0 || r.Metrics[MetricRewrites] != 0 || (c.pass >= 0 && r.Metrics[core.MetricPassRate] != c.pass) {
+			t.Errorf("strong_by_team, team %v: %v example runs, %v rewrites, pass %v", res.Team, r.Metrics[MetricExampleRuns], r.Metrics[MetricRewrites], r.Metrics[core.MetricPassRate])
+		}
+	}
 	// sop rewrites each failure at most once.
 	r = play(t, e, weak, BaselineSOP)
 	if err := json.Unmarshal(r.Artifacts["results.json"], &res); err != nil {
