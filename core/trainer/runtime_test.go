@@ -93,14 +93,17 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	}
 }
 
-func TestTrainingLearns(t *testing.T) {
-	s := toySetup(2)
-	s.Train.Iterations = 25
+// learns steps a trainer for s through s.Train.Iterations iterations and
+// fails the test unless the mean reward rose by 1 or more from the first
+// iteration to the last. It returns the trainer (closed when the test
+// ends) and the last iteration's stats.
+func learns(t *testing.T, s toyProject) (*Trainer, IterationStats) {
+	t.Helper()
 	tr, err := New(s.Setup, s.Train)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tr.Close()
+	t.Cleanup(tr.Close)
 	var first, last IterationStats
 	for i := 0; i < s.Train.Iterations; i++ {
 		st, _, err := tr.Step(context.Background())
@@ -115,6 +118,13 @@ func TestTrainingLearns(t *testing.T) {
 	if last.RewardMean < first.RewardMean+1 {
 		t.Fatalf("no learning: reward %.3f -> %.3f", first.RewardMean, last.RewardMean)
 	}
+	return tr, last
+}
+
+func TestTrainingLearns(t *testing.T) {
+	s := toySetup(2)
+	s.Train.Iterations = 25
+	tr, _ := learns(t, s)
 	rep, err := rollout.Evaluate(context.Background(), s.Setup, tr.Policy(), s.Eval)
 	if err != nil {
 		t.Fatal(err)

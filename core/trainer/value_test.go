@@ -218,25 +218,7 @@ func TestValueCreditResumeChecksArchitecture(t *testing.T) {
 func TestValueCreditLearns(t *testing.T) {
 	s := valueSetup(2)
 	s.Train.Iterations = 25
-	tr, err := New(s.Setup, s.Train)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	var first, last IterationStats
-	for i := 0; i < s.Train.Iterations; i++ {
-		st, _, err := tr.Step(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			first = st
-		}
-		last = st
-	}
-	if last.RewardMean < first.RewardMean+1 {
-		t.Fatalf("no learning: reward %.3f -> %.3f", first.RewardMean, last.RewardMean)
-	}
+	_, last := learns(t, s)
 	if last.ValueLoss == 0 {
 		t.Errorf("value_loss is 0: the critic was not evaluated")
 	}
