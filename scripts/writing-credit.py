@@ -15,21 +15,11 @@ interval (n - 1 degrees of freedom) for: episodes and env steps to TARGET
 (seeds where both reached it), the final greedy reward, and the held-out
 reward of heldout.tsv.
 """
-import math
 import os
 import sys
 
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
-
-
-def ci(xs):
-    n = len(xs)
-    m = sum(xs) / n
-    if n < 2:
-        return m, float("nan"), float("nan")
-    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
-    h = T95.get(n - 1, 1.96) * sd / math.sqrt(n)
-    return m, m - h, m + h
+sys.dont_write_bytecode = True  # no scripts/__pycache__ from the import below
+from paired_steps import ci  # noqa: E402 (mean and 95 % t interval over paired differences)
 
 
 def load(out):

@@ -171,6 +171,36 @@ func startWorkers(t *testing.T, url string, n int, cache string, hook func(clust
 	return ws
 }
 
+// runWorker runs one worker on its own connection to url, building
+// setups with open, until ctx ends or stop is called; stop waits for the
+// worker to return.
+func runWorker(ctx context.Context, t *testing.T, url string, open cluster.OpenFunc, o cluster.WorkerOptions) (w *cluster.Worker, stop func()) {
+	t.Helper()
+	w, err := cluster.NewWorker(ctx, connect(t, url), open, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	ran := make(chan struct{})
+	go func() { _ = w.Run(wctx); close(ran) }()
+	return w, func() { cancel(); <-ran }
+}
+
+// sample samples jobs of iteration it on c with a fresh policy for the
+// env of b (policyFor), failing the test on an error.
+func sample(ctx context.Context, t *testing.T, c *cluster.Client, b *agentfile.Built, it int, jobs ...rollout.Job) []rollout.EpisodeResult {
+	t.Helper()
+	pol, err := policyFor(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Sample(ctx, it, jobs, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // TestClusterRunIsIdentical trains on 1 trainer + 3 workers and checks
 // metrics.jsonl (timing aside) and policy.safetensors against the
 // in-process pool, with joint credit and with counterfactual branches
@@ -261,14 +291,8 @@ func TestPoisonJobFailsItsEpisode(t *testing.T) {
 	broken := func(context.Context, []byte, []cluster.Plugin) (*rollout.Setup, func(), error) {
 		return nil, nil, errors.New("no such env on this worker")
 	}
-	w, err := cluster.NewWorker(ctx, connect(t, url), broken, workerOpts(2, t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = w.Run(wctx); close(done) }()
-	defer func() { stop(); <-done }()
+	_, stop := runWorker(ctx, t, url, broken, workerOpts(2, t.TempDir()))
+	defer stop()
 
 	c, b := clusterSetup(ctx, t, url, strings.Replace(project, "CREDIT", "", 1), o)
 	tr, err := trainer.NewWithSampler(b.Setup, b.Train, c)
@@ -365,14 +389,7 @@ func TestPluginsOnWorkers(t *testing.T) {
 	if err := os.Rename(bin+".new", bin); err != nil {
 		t.Fatal(err)
 	}
-	pol, err := policyFor(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := c.Sample(ctx, 1, []rollout.Job{{Task: 2, Rollout: 3}}, pol)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := sample(ctx, t, c, b, 1, rollout.Job{Task: 2, Rollout: 3})
 	if !res[0].Failed || !strings.Contains(res[0].Reason, "go-plugin binaries are not shipped") || !strings.Contains(res[0].Reason, bin) {
 		t.Errorf("a worker with another binary: failed %v, reason %q", res[0].Failed, res[0].Reason)
 	}
@@ -431,14 +448,7 @@ func TestJobNoWorkerFinishes(t *testing.T) {
 			}
 		}
 	}()
-	pol, err := policyFor(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := c.Sample(ctx, 1, []rollout.Job{{Task: 2, Rollout: 3}}, pol)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := sample(ctx, t, c, b, 1, rollout.Job{Task: 2, Rollout: 3})
 	if !res[0].Failed || !strings.Contains(res[0].Reason, "no worker finished the episode in 2 deliveries") {
 		t.Errorf("failed %v, reason %q", res[0].Failed, res[0].Reason)
 	}

@@ -90,14 +90,7 @@ func rateLimitCase(ctx context.Context, t *testing.T, cfg cluster.Config, name s
 	srv := llm.start(t)
 	c, b := clusterSetup(ctx, t, url, oneWriter(srv.URL), cfg)
 	ws := startWorkers(t, url, 1, t.TempDir(), nil)
-	pol, err := policyFor(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := c.Sample(ctx, 1, []rollout.Job{{Task: 2, Rollout: 3}}, pol)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := sample(ctx, t, c, b, 1, rollout.Job{Task: 2, Rollout: 3})
 	if n := ws[0].HandedBack(); n != 2 {
 		t.Errorf("%s: %d hand-backs, want 2", name, n)
 	}
@@ -222,14 +215,8 @@ func TestWorkerClosesIdleSetups(t *testing.T) {
 	}
 	o := workerOpts(1, t.TempDir())
 	o.Idle = time.Second
-	w, err := cluster.NewWorker(ctx, connect(t, url), counting, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, stop := context.WithCancel(ctx)
-	ran := make(chan struct{})
-	go func() { _ = w.Run(wctx); close(ran) }()
-	defer func() { stop(); <-ran }()
+	w, stop := runWorker(ctx, t, url, counting, o)
+	defer stop()
 	pol, err := policyFor(b)
 	if err != nil {
 		t.Fatal(err)
@@ -270,13 +257,7 @@ func TestTraceContextTravels(t *testing.T) {
 	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
 	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled})
-	pol, err := policyFor(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Sample(trace.ContextWithSpanContext(ctx, sc), 1, []rollout.Job{{Task: 2, Rollout: 3}, {Task: 2, Rollout: 4}}, pol); err != nil {
-		t.Fatal(err)
-	}
+	sample(trace.ContextWithSpanContext(ctx, sc), t, c, b, 1, rollout.Job{Task: 2, Rollout: 3}, rollout.Job{Task: 2, Rollout: 4})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(seen) != 2 {
@@ -315,14 +296,7 @@ func TestForeignResultsIgnored(t *testing.T) {
 		}
 	}
 	startWorkers(t, url, 1, t.TempDir(), nil)
-	pol, err := policyFor(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := c.Sample(ctx, 2, []rollout.Job{{Task: 2, Rollout: 3}}, pol)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := sample(ctx, t, c, b, 2, rollout.Job{Task: 2, Rollout: 3})
 	if res[0].Failed || res[0].Episode.Seed != 2 {
 		t.Errorf("the trainer read %q (failed %v, seed %d), not its own result", res[0].Reason, res[0].Failed, res[0].Episode.Seed)
 	}
@@ -352,14 +326,8 @@ func TestEpisodeSpansInTrainerTrace(t *testing.T) {
 		}
 		return s, done, err
 	}
-	w, err := cluster.NewWorker(ctx, connect(t, url), withTelemetry, workerOpts(1, t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, stop := context.WithCancel(ctx)
-	ran := make(chan struct{})
-	go func() { _ = w.Run(wctx); close(ran) }()
-	defer func() { stop(); <-ran }()
+	_, stop := runWorker(ctx, t, url, withTelemetry, workerOpts(1, t.TempDir()))
+	defer stop()
 
 	c, b := clusterSetup(ctx, t, url, strings.Replace(project, "CREDIT", "", 1), clusterOptions())
 	trainerTel, trainerSpans := traced(t)

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/llm"
 	"github.com/troupe-dev/troupe/core/telemetry"
@@ -119,22 +117,12 @@ func TestSimLatencyIsTheDuration(t *testing.T) {
 			latency += attrs(s)["troupe.llm.latency_s"].AsFloat64()
 		}
 	}
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
 	var sum float64
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name == "gen_ai.client.operation.duration" {
-				for _, p := range m.Data.(metricdata.Histogram[float64]).DataPoints {
-					if v, _ := p.Attributes.Value("gen_ai.provider.name"); v.AsString() != telemetry.ProviderSim {
-						t.Errorf("a duration point of provider %q", v.AsString())
-					}
-					sum += p.Sum
-				}
-			}
+	for _, p := range durationPoints(t, reader) {
+		if v, _ := p.Attributes.Value("gen_ai.provider.name"); v.AsString() != telemetry.ProviderSim {
+			t.Errorf("a duration point of provider %q", v.AsString())
 		}
+		sum += p.Sum
 	}
 	if latency < 1 || sum != latency {
 		t.Errorf("durations sum to %v s, the spans' troupe.llm.latency_s to %v s; want equal virtual seconds", sum, latency)

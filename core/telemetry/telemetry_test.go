@@ -151,6 +151,25 @@ func inMemory(t *testing.T, capture bool) (*telemetry.Telemetry, *tracetest.InMe
 	return tel, exp, reader
 }
 
+// durationPoints collects reader's metrics and returns the data points of
+// gen_ai.client.operation.duration.
+func durationPoints(t *testing.T, reader *sdkmetric.ManualReader) []metricdata.HistogramDataPoint[float64] {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var points []metricdata.HistogramDataPoint[float64]
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == "gen_ai.client.operation.duration" {
+				points = append(points, m.Data.(metricdata.Histogram[float64]).DataPoints...)
+			}
+		}
+	}
+	return points
+}
+
 func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
 	m := map[attribute.Key]attribute.Value{}
 	for _, a := range s.Attributes {
@@ -647,20 +666,10 @@ func TestReplayedCompletionsSayReplay(t *testing.T) {
 		t.Fatal("no chat span")
 	}
 	// The duration of a replayed call is the recorded call's latency.
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
 	var sum float64
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name == "gen_ai.client.operation.duration" {
-				for _, p := range m.Data.(metricdata.Histogram[float64]).DataPoints {
-					if v, _ := p.Attributes.Value("gen_ai.provider.name"); v.AsString() == telemetry.ProviderReplay {
-						sum += p.Sum
-					}
-				}
-			}
+	for _, p := range durationPoints(t, reader) {
+		if v, _ := p.Attributes.Value("gen_ai.provider.name"); v.AsString() == telemetry.ProviderReplay {
+			sum += p.Sum
 		}
 	}
 	if latency <= 0 || math.Abs(sum-latency) > 1e-9 {

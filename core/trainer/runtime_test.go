@@ -27,12 +27,16 @@ func train(t *testing.T, s toyProject, out string, resume bool, ctx context.Cont
 	return tr.Run(ctx, RunOptions{Out: out, Resume: resume})
 }
 
-func TestDeterministicAcrossWorkers(t *testing.T) {
+// sameOnWorkers trains setup(1) and setup(3) and fails the test unless
+// both write the same 6 lines of metrics.jsonl (timing aside) and the
+// same policy; it returns those metrics lines.
+func sameOnWorkers(t *testing.T, setup func(workers int) toyProject) []string {
+	t.Helper()
 	d1, d3 := t.TempDir(), t.TempDir()
-	if err := train(t, toySetup(1), d1, false, context.Background()); err != nil {
+	if err := train(t, setup(1), d1, false, context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := train(t, toySetup(3), d3, false, context.Background()); err != nil {
+	if err := train(t, setup(3), d3, false, context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	a, b := testenv.MetricsWithoutTiming(t, filepath.Join(d1, "metrics.jsonl")), testenv.MetricsWithoutTiming(t, filepath.Join(d3, "metrics.jsonl"))
@@ -44,6 +48,11 @@ func TestDeterministicAcrossWorkers(t *testing.T) {
 	if len(p1) == 0 || !bytes.Equal(p1, p3) {
 		t.Fatal("policies differ between 1 and 3 workers")
 	}
+	return a
+}
+
+func TestDeterministicAcrossWorkers(t *testing.T) {
+	a := sameOnWorkers(t, toySetup)
 	var first map[string]any
 	_ = json.Unmarshal([]byte(a[0]), &first)
 	for _, k := range []string{"iteration", "reward_mean", "reward_std", "components", "kl", "clip_frac", "entropy", "frac_zero_std_groups", "env_steps"} {
@@ -53,14 +62,20 @@ func TestDeterministicAcrossWorkers(t *testing.T) {
 	}
 }
 
-func TestResumeEqualsUninterrupted(t *testing.T) {
+// resumeEquals trains setup(2) through, and again interrupted after
+// iteration 3, calls interrupted on the interrupted run's directory,
+// resumes that run with setup(1), and fails the test unless it ends with
+// the same metrics.jsonl (timing aside) and policy as the uninterrupted
+// one.
+func resumeEquals(t *testing.T, setup func(workers int) toyProject, interrupted func(part string)) {
+	t.Helper()
 	full := t.TempDir()
-	if err := train(t, toySetup(2), full, false, context.Background()); err != nil {
+	if err := train(t, setup(2), full, false, context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	part := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := toySetup(2)
+	s := setup(2)
 	tr, err := New(s.Setup, s.Train)
 	if err != nil {
 		t.Fatal(err)
@@ -76,10 +91,8 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	if err != ErrInterrupted {
 		t.Fatalf("want ErrInterrupted, got %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(part, "policy.safetensors")); err == nil {
-		t.Fatal("an interrupted run must not write the final policy")
-	}
-	if err := train(t, toySetup(1), part, true, context.Background()); err != nil {
+	interrupted(part)
+	if err := train(t, setup(1), part, true, context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	a, b := testenv.MetricsWithoutTiming(t, filepath.Join(full, "metrics.jsonl")), testenv.MetricsWithoutTiming(t, filepath.Join(part, "metrics.jsonl"))
@@ -93,14 +106,25 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	}
 }
 
-func TestTrainingLearns(t *testing.T) {
-	s := toySetup(2)
-	s.Train.Iterations = 25
+func TestResumeEqualsUninterrupted(t *testing.T) {
+	resumeEquals(t, toySetup, func(part string) {
+		if _, err := os.Stat(filepath.Join(part, "policy.safetensors")); err == nil {
+			t.Fatal("an interrupted run must not write the final policy")
+		}
+	})
+}
+
+// learns steps a trainer for s through s.Train.Iterations iterations and
+// fails the test unless the mean reward rose by 1 or more from the first
+// iteration to the last. It returns the trainer (closed when the test
+// ends) and the last iteration's stats.
+func learns(t *testing.T, s toyProject) (*Trainer, IterationStats) {
+	t.Helper()
 	tr, err := New(s.Setup, s.Train)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tr.Close()
+	t.Cleanup(tr.Close)
 	var first, last IterationStats
 	for i := 0; i < s.Train.Iterations; i++ {
 		st, _, err := tr.Step(context.Background())
@@ -115,6 +139,13 @@ func TestTrainingLearns(t *testing.T) {
 	if last.RewardMean < first.RewardMean+1 {
 		t.Fatalf("no learning: reward %.3f -> %.3f", first.RewardMean, last.RewardMean)
 	}
+	return tr, last
+}
+
+func TestTrainingLearns(t *testing.T) {
+	s := toySetup(2)
+	s.Train.Iterations = 25
+	tr, _ := learns(t, s)
 	rep, err := rollout.Evaluate(context.Background(), s.Setup, tr.Policy(), s.Eval)
 	if err != nil {
 		t.Fatal(err)

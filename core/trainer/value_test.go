@@ -1,18 +1,15 @@
 package trainer
 
 import (
-	"bytes"
 	"context"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/rollout"
-	"github.com/troupe-dev/troupe/internal/testenv"
 )
 
 // The critic's analytic gradient of ½·mean (V − target)² matches central
@@ -133,66 +130,21 @@ func valueSetup(workers int) toyProject {
 
 // Value-credit training is the same, to the bit, on 1 worker and on 3.
 func TestValueCreditSameOnWorkers(t *testing.T) {
-	d1, d3 := t.TempDir(), t.TempDir()
-	if err := train(t, valueSetup(1), d1, false, context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := train(t, valueSetup(3), d3, false, context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	a, b := testenv.MetricsWithoutTiming(t, filepath.Join(d1, "metrics.jsonl")), testenv.MetricsWithoutTiming(t, filepath.Join(d3, "metrics.jsonl"))
-	if len(a) != 6 || strings.Join(a, "\n") != strings.Join(b, "\n") {
-		t.Fatalf("metrics differ between 1 and 3 workers:\n%s\n---\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
-	}
+	a := sameOnWorkers(t, valueSetup)
 	if !strings.Contains(a[0], `"value_loss"`) {
 		t.Errorf("metrics.jsonl lacks value_loss: %s", a[0])
-	}
-	p1, _ := os.ReadFile(filepath.Join(d1, "policy.safetensors"))
-	p3, _ := os.ReadFile(filepath.Join(d3, "policy.safetensors"))
-	if len(p1) == 0 || !bytes.Equal(p1, p3) {
-		t.Fatal("policies differ between 1 and 3 workers")
 	}
 }
 
 // An interrupted and resumed value-credit run ends as the uninterrupted
 // one: the critic and its Adam state are in the checkpoint.
 func TestValueCreditResumeEqualsUninterrupted(t *testing.T) {
-	full := t.TempDir()
-	if err := train(t, valueSetup(2), full, false, context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	part := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	s := valueSetup(2)
-	tr, err := New(s.Setup, s.Train)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = tr.Run(ctx, RunOptions{Out: part, Progress: func(st IterationStats) {
-		if st.Iteration == 3 {
-			cancel()
+	resumeEquals(t, valueSetup, func(part string) {
+		crit, _ := filepath.Glob(filepath.Join(part, "checkpoint", "critic-*.safetensors"))
+		if len(crit) != 1 || filepath.Base(crit[0]) != "critic-000003.safetensors" {
+			t.Fatalf("checkpoint critic files %v, want critic-000003.safetensors", crit)
 		}
-	}})
-	tr.Close()
-	if err != ErrInterrupted {
-		t.Fatalf("want ErrInterrupted, got %v", err)
-	}
-	crit, _ := filepath.Glob(filepath.Join(part, "checkpoint", "critic-*.safetensors"))
-	if len(crit) != 1 || filepath.Base(crit[0]) != "critic-000003.safetensors" {
-		t.Fatalf("checkpoint critic files %v, want critic-000003.safetensors", crit)
-	}
-	if err := train(t, valueSetup(1), part, true, context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	a, b := testenv.MetricsWithoutTiming(t, filepath.Join(full, "metrics.jsonl")), testenv.MetricsWithoutTiming(t, filepath.Join(part, "metrics.jsonl"))
-	if strings.Join(a, "\n") != strings.Join(b, "\n") {
-		t.Fatalf("resumed metrics differ:\n%s\n---\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
-	}
-	p1, _ := os.ReadFile(filepath.Join(full, "policy.safetensors"))
-	p2, _ := os.ReadFile(filepath.Join(part, "policy.safetensors"))
-	if !bytes.Equal(p1, p2) {
-		t.Fatal("interrupted-and-resumed policy differs from the uninterrupted one")
-	}
+	})
 }
 
 // A critic of another architecture is refused on resume, naming the key.
@@ -218,25 +170,7 @@ func TestValueCreditResumeChecksArchitecture(t *testing.T) {
 func TestValueCreditLearns(t *testing.T) {
 	s := valueSetup(2)
 	s.Train.Iterations = 25
-	tr, err := New(s.Setup, s.Train)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	var first, last IterationStats
-	for i := 0; i < s.Train.Iterations; i++ {
-		st, _, err := tr.Step(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			first = st
-		}
-		last = st
-	}
-	if last.RewardMean < first.RewardMean+1 {
-		t.Fatalf("no learning: reward %.3f -> %.3f", first.RewardMean, last.RewardMean)
-	}
+	_, last := learns(t, s)
 	if last.ValueLoss == 0 {
 		t.Errorf("value_loss is 0: the critic was not evaluated")
 	}

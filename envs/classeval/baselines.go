@@ -189,19 +189,7 @@ func (e *Env) strongByTeam() []int {
 			}
 		}
 	}
-	// Nobody can make progress while some wait for dependencies that no
-	// one is writing: they implement from the skeleton instead.
-	if allWait(acts, e) && !e.someoneBusy(-1) {
-		for i := range acts {
-			if e.free(i) {
-				if d := e.claim(i, false); d >= 0 && writes(i) {
-					acts[i] = d
-				} else {
-					acts[i] = decSubmit
-				}
-			}
-		}
-	}
+	e.unstick(acts, writes)
 	return acts
 }
 
@@ -369,20 +357,27 @@ func (e *Env) team(depsFirst, escalate bool) []int {
 		}
 		acts[i] = e.careful(i, false, depsFirst)
 	}
-	// Nobody can make progress while some wait for dependencies that no
-	// one is writing: they implement from the skeleton instead.
-	if allWait(acts, e) && !e.someoneBusy(-1) {
-		for i := range acts {
-			if e.free(i) {
-				if d := e.claim(i, false); d >= 0 {
-					acts[i] = d
-				} else {
-					acts[i] = decSubmit
-				}
+	e.unstick(acts, nil)
+	return acts
+}
+
+// unstick breaks a deadlock in the joint action acts: when nobody can make
+// progress while some wait for dependencies that no one is writing, each
+// free agent implements from the skeleton instead (claims a method) or,
+// with nothing to claim or when may (nil: everyone may) says no, submits.
+func (e *Env) unstick(acts []int, may func(i int) bool) {
+	if !allWait(acts, e) || e.someoneBusy(-1) {
+		return
+	}
+	for i := range acts {
+		if e.free(i) {
+			if d := e.claim(i, false); d >= 0 && (may == nil || may(i)) {
+				acts[i] = d
+			} else {
+				acts[i] = decSubmit
 			}
 		}
 	}
-	return acts
 }
 
 // someoneBusy reports whether an agent other than i is busy.

@@ -151,19 +151,7 @@ func (r hrRule) act(e *Env) []int {
 		}
 		acts[i] = r.coder(e, i, s)
 	}
-	// Nobody can make progress while some wait for dependencies that no
-	// one is writing: they implement from the skeleton instead.
-	if allWait(acts, e) && !e.someoneBusy(-1) {
-		for i := range acts {
-			if e.free(i) {
-				if d := e.claim(i, false); d >= 0 && r.worker(e, i) {
-					acts[i] = d
-				} else {
-					acts[i] = decSubmit
-				}
-			}
-		}
-	}
+	e.unstick(acts, func(i int) bool { return r.worker(e, i) })
 	return acts
 }
 
