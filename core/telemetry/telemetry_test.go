@@ -609,15 +609,7 @@ func TestStartOTLPHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := tel.WrapLLM(fakeLLM{}, telemetry.Caller{AgentName: "a", Backend: "fake"})
-	ctx, ep := tel.StartEpisode(context.Background(), "e", 1, 2)
-	if _, err := l.Chat(ctx, core.ChatRequest{Model: "m"}); err != nil {
-		t.Fatal(err)
-	}
-	ep.End(nil)
-	if err := tel.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	chatOnce(t, tel)
 	mu.Lock()
 	defer mu.Unlock()
 	if paths["/v1/traces"] == 0 || paths["/v1/metrics"] == 0 {
