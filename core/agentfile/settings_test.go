@@ -78,6 +78,8 @@ func otherValue(key string, doc any) (set string, want any) {
 		return `"batch"`, "batch"
 	case "train.credit":
 		return `"independent"`, "independent"
+	case "train.imitate":
+		return `"sop"`, "sop" // a baseline the test's writing env offers
 	case "train.branch_aggregate":
 		return `"max"`, "max"
 	case "train.gamma", "train.gae_lambda":

@@ -177,6 +177,13 @@ func (p *Pool) PlayEval(ctx context.Context, jobs []Job, name string, trained *p
 	return p.play(ctx, jobs, newActorFor(name, a), false)
 }
 
+// Demonstrate plays the jobs with the env's baseline name (or "random")
+// and records every decision as [Pool.Sample] does (their Logp is 0: a
+// baseline has no probabilities). It is what imitation learns from.
+func (p *Pool) Demonstrate(ctx context.Context, jobs []Job, name string) ([]EpisodeResult, error) {
+	return p.play(ctx, jobs, newActorFor(name, nil), true)
+}
+
 // EvaluateOn is [Evaluate] with the episodes played by pl, whose setup
 // must be s's (it gives the same report as Evaluate when it plays as the
 // in-process pool does).

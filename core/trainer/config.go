@@ -103,6 +103,21 @@ type Config struct {
 	// each iteration's states with credit = value, each cut into
 	// `minibatches` Adam steps; ≥ 1. Default 4.
 	ValueEpochs int `toml:"value_epochs"`
+	// Imitate names a baseline of the env (core.EnvSpec.Baselines) whose
+	// decisions the policy learns by behaviour cloning before the first
+	// iteration: a warm start, after which GRPO improves on it with the
+	// imitated policy as the KL term's reference (imitate.go). Empty (the
+	// default): the policy starts from its random initialisation.
+	Imitate string `toml:"imitate"`
+	// ImitateEpisodes is the number of the baseline's episodes played, on
+	// training task seeds, for the imitation. ≥ 1, default 256.
+	ImitateEpisodes int `toml:"imitate_episodes"`
+	// ImitateEpochs is the number of cross-entropy passes over their
+	// decisions. ≥ 1, default 30.
+	ImitateEpochs int `toml:"imitate_epochs"`
+	// ImitateLearningRate is Adam's step size for the imitation, in
+	// (0, 1]; the iterations after it use learning_rate. Default 3e-3.
+	ImitateLearningRate float64 `toml:"imitate_learning_rate"`
 	// Hidden lists the policy's hidden layer widths (see
 	// [policy.CheckHidden]). Default [64, 64].
 	Hidden []int `toml:"hidden"`
@@ -140,6 +155,7 @@ func DefaultConfig() Config {
 		Iterations: 100, TasksPerIteration: 16, GroupSize: 8, Credit: CreditJoint,
 		BranchPoints: 4, BranchAggregate: AggregateMean,
 		Gamma: 0.99, GAELambda: 0.95, ValueHidden: []int{64, 64}, ValueLearningRate: 1e-3, ValueEpochs: 4,
+		ImitateEpisodes: 256, ImitateEpochs: 30, ImitateLearningRate: 3e-3,
 		Hidden: []int{64, 64}, SharePolicy: true, CheckpointEvery: 10, MaxFailureRatio: 0.2,
 		Config: grpo.DefaultConfig(),
 	}
@@ -154,6 +170,7 @@ func (c Config) Validate() error {
 	}{
 		{"iterations", c.Iterations}, {"tasks_per_iteration", c.TasksPerIteration},
 		{"group_size", c.GroupSize}, {"checkpoint_every", c.CheckpointEvery},
+		{"imitate_episodes", c.ImitateEpisodes}, {"imitate_epochs", c.ImitateEpochs},
 	} {
 		if p.v < 1 {
 			return core.NewSettingError(p.key, "must be at least 1, got %d", p.v)
@@ -183,6 +200,8 @@ func (c Config) Validate() error {
 		return core.NewSettingError("gae_lambda", "must be in [0, 1], got %v", c.GAELambda)
 	case !finite(c.ValueLearningRate) || c.ValueLearningRate <= 0 || c.ValueLearningRate > 1:
 		return core.NewSettingError("value_learning_rate", "must be in (0, 1], got %v", c.ValueLearningRate)
+	case !finite(c.ImitateLearningRate) || c.ImitateLearningRate <= 0 || c.ImitateLearningRate > 1:
+		return core.NewSettingError("imitate_learning_rate", "must be in (0, 1], got %v", c.ImitateLearningRate)
 	case c.ValueEpochs < 1:
 		return core.NewSettingError("value_epochs", "must be at least 1, got %d", c.ValueEpochs)
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,6 +176,64 @@ func TestCounterfactualRefusesRealLLM(t *testing.T) {
 	if _, err := New(s.Setup, s.Train); err == nil || !strings.Contains(err.Error(), `credit = "counterfactual" replays episodes, which needs the simulated LLM`) {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// An env that replays recorded completions itself (no decision needs
+// text, and it lists core.MetricReplayedCalls: backend "replay", as
+// builtin:classeval) replays by the env contract, so counterfactual credit
+// accepts it and branches it.
+func TestCounterfactualOnReplayEnv(t *testing.T) {
+	s, cfg := matrixProject(t, matrix.Climbing, 4, 1)
+	s.Env = replayingSource{s.Env}
+	if b := s.Backend(s.Env.Spec()); b != "replay" {
+		t.Fatalf("backend %q, want replay", b)
+	}
+	cfg.Credit, cfg.TasksPerIteration, cfg.GroupSize = CreditCounterfactual, 2, 1
+	tr, err := New(s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	st, _, err := tr.Step(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.BranchEpisodes == 0 || st.FailedBranches != 0 {
+		t.Fatalf("%d branches, %d failed: want branches, none failed", st.BranchEpisodes, st.FailedBranches)
+	}
+}
+
+// replayingSource opens its envs wrapped in replayingEnv.
+type replayingSource struct{ core.EnvSource }
+
+func (s replayingSource) Spec() core.EnvSpec { return replayingSpec(s.EnvSource.Spec()) }
+func (s replayingSource) Open() (core.Env, error) {
+	e, err := s.EnvSource.Open()
+	if err != nil {
+		return nil, err
+	}
+	return replayingEnv{e}, nil
+}
+
+// replayingEnv reports one replayed call per step, as an env whose
+// completions are recordings does.
+type replayingEnv struct{ core.Env }
+
+func (e replayingEnv) Truncate() (core.StepResult, error) { return e.Env.(core.Truncater).Truncate() }
+
+func (e replayingEnv) Spec() core.EnvSpec { return replayingSpec(e.Env.Spec()) }
+func (e replayingEnv) Step(a []core.Action) (core.StepResult, error) {
+	r, err := e.Env.Step(a)
+	if r.Metrics == nil {
+		r.Metrics = map[string]float64{}
+	}
+	r.Metrics[core.MetricReplayedCalls]++
+	return r, err
+}
+
+func replayingSpec(sp core.EnvSpec) core.EnvSpec {
+	sp.Metrics = append(slices.Clone(sp.Metrics), core.MetricReplayedCalls)
+	return sp
 }
 
 // greedyReturn is the team return of the policy's greedy joint action on

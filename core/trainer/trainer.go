@@ -47,9 +47,12 @@ type IterationStats struct {
 	// ½·mean (V − target)² on the iteration's targets before its update;
 	// omitted when 0.
 	ValueLoss float64 `json:"value_loss,omitempty"`
-	Decisions int     `json:"decisions"`
-	EnvSteps  int64   `json:"env_steps"`
-	Backend   string  `json:"backend"`
+	// Imitation is, in the first iteration of a run with train.imitate,
+	// the warm start's account (see [Config.Imitate]); nil otherwise.
+	Imitation *ImitationStats `json:"imitation,omitempty"`
+	Decisions int             `json:"decisions"`
+	EnvSteps  int64           `json:"env_steps"`
+	Backend   string          `json:"backend"`
 	// LLMTraffic totals the iteration's LLM traffic (requests, retries,
 	// 429s, 5xx, timeouts, seconds waiting) over all its episodes, failed
 	// ones included: the sum of rollout.EpisodeResult.Traffic. Zero for
@@ -134,8 +137,17 @@ func NewWithSampler(s rollout.Setup, cfg Config, sampler Sampler) (_ *Trainer, e
 	if cfg.Credit == CreditIndependent && !spec.StepRewards {
 		return nil, fmt.Errorf("setup: credit = \"independent\" needs per-agent rewards, and env %q gives none", spec.Name)
 	}
-	if b := s.Backend(spec); cfg.Credit == CreditCounterfactual && b != "sim" && b != "none" {
-		return nil, fmt.Errorf("setup: credit = \"counterfactual\" replays episodes, which needs the simulated LLM (the team uses %s, whose replies are not replayed)", b)
+	// A branch replays an episode from its task seed and decisions, so the
+	// text behind them must come back the same: the simulated LLM writes
+	// it again with the same per-call seeds; with "replay" and "none" no
+	// decision needs text (a replay env's recorded completions are part of
+	// the env, which replays by contract); a real LLM's replies are not
+	// recorded for replay.
+	if b := s.Backend(spec); cfg.Credit == CreditCounterfactual && b != "sim" && b != "none" && b != "replay" {
+		return nil, fmt.Errorf("setup: credit = \"counterfactual\" replays episodes, which needs the simulated LLM or an env that replays recorded completions itself (the team uses %s, whose replies are not replayed)", b)
+	}
+	if cfg.Imitate != "" && !slices.Contains(spec.Baselines, cfg.Imitate) && cfg.Imitate != "random" {
+		return nil, fmt.Errorf("setup: %w", core.NewSettingError("imitate", "env %q offers no baseline %q (it offers %s)", spec.Name, cfg.Imitate, strings.Join(spec.Baselines, ", ")).In("train"))
 	}
 	if cfg.Credit == CreditValue && spec.StateSize <= 0 {
 		return nil, fmt.Errorf("setup: credit = \"value\" trains a critic over the env's global state (core.Env.State), and env %q declares none (its spec's StateSize is %d); use credit = \"joint\" or \"counterfactual\"", spec.Name, spec.StateSize)
@@ -234,6 +246,28 @@ func (t *Trainer) step(ctx context.Context) (IterationStats, []rollout.EpisodeRe
 	began := time.Now()
 	T, G := t.cfg.TasksPerIteration, t.cfg.GroupSize
 
+	// 0. Warm start (train.imitate, first iteration of a fresh run): the
+	// policy learns the baseline's decisions, then the optimizer starts
+	// afresh from it, so that it is the KL term's reference.
+	var imitation *ImitationStats
+	if t.iter == 0 && t.cfg.Imitate != "" {
+		p, err := rollout.NewPool(&t.setup)
+		if err != nil {
+			return IterationStats{}, nil, err
+		}
+		is, err := imitate(ctx, p, t.setup.Seed, t.cfg, t.pol)
+		p.Close()
+		if err != nil {
+			return IterationStats{}, nil, err
+		}
+		if t.opt, err = grpo.NewOptimizer(t.pol, t.cfg.Config); err != nil {
+			return IterationStats{}, nil, err
+		}
+		t.logger().Info("imitation", "baseline", is.Baseline, "episodes", is.Episodes, "failed", is.FailedEpisodes,
+			"decisions", is.Decisions, "loss_before", is.LossBefore, "loss_after", is.LossAfter, "agreement", is.Agreement)
+		imitation = &is
+	}
+
 	// 1. Rollouts. Task seeds derive from the master seed and the
 	// iteration, rollout seeds from the task seed and the group member, so
 	// the results do not depend on the number of workers.
@@ -252,7 +286,7 @@ func (t *Trainer) step(ctx context.Context) (IterationStats, []rollout.EpisodeRe
 	// 2. Score. The pool scored every episode with the reward functions.
 	// A failed episode is counted and left out of its group; past
 	// MaxFailureRatio the run stops.
-	st := IterationStats{Iteration: t.iter + 1, Episodes: len(results), Backend: t.backend}
+	st := IterationStats{Iteration: t.iter + 1, Episodes: len(results), Backend: t.backend, Imitation: imitation}
 	for _, r := range results {
 		st.LLMTraffic = st.LLMTraffic.Add(r.Traffic)
 		if r.Failed {

@@ -1,0 +1,114 @@
+package trainer
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/envs/lbf"
+)
+
+// lbfProject is Level-Based Foraging 8x8-2p-2f-coop (the env's defaults)
+// scored by its return.
+func lbfProject(t *testing.T, workers int) (rollout.Setup, Config) {
+	t.Helper()
+	src, err := core.NewEnvSource(func(p map[string]any) (core.Env, error) { return lbf.New(p) }, map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Iterations, cfg.TasksPerIteration, cfg.GroupSize, cfg.Hidden = 1, 2, 2, []int{64}
+	s := rollout.Setup{Name: "lbf", Env: src, Rewards: []core.RewardFunc{matrixReturn{}}, Weights: map[string]float64{"return": 1},
+		Rollout: rollout.Config{Workers: workers, MaxSteps: 1000}, Seed: 7}
+	return s, cfg
+}
+
+// Imitating greedy_food fits the policy to its decisions (the fit is
+// measured, and the greedy imitated policy collects food where the
+// untrained one does not), the same on 1 worker and on 2, and the
+// imitated policy is the KL term's reference afterwards.
+func TestImitateLearnsBaseline(t *testing.T) {
+	var policies [][]byte
+	var first []ImitationStats
+	for _, workers := range []int{1, 2} {
+		s, cfg := lbfProject(t, workers)
+		cfg.Imitate, cfg.ImitateEpisodes, cfg.ImitateEpochs, cfg.KL = lbf.BaselineGreedyFood, 128, 60, 0.1
+		tr, err := New(s, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		untrained := evalReturn(t, s, tr)
+		st, _, err := tr.Step(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Imitation == nil {
+			t.Fatal("the first iteration reports no imitation")
+		}
+		is := *st.Imitation
+		if is.Episodes != 128 || is.FailedEpisodes != 0 || is.Decisions < 64 {
+			t.Fatalf("imitation %+v: want 128 episodes, none failed, decisions recorded", is)
+		}
+		if !(is.LossAfter < is.LossBefore/2) || is.Agreement < 0.6 {
+			t.Errorf("imitation %+v: the fit did not take (loss should halve, agreement ≥ 0.6)", is)
+		}
+		// The KL term's reference is the imitated policy, not the random
+		// start: the update's KL to it is small (to the start it is about
+		// the fit's loss difference, > 1 nat).
+		if st.KL > 0.1 {
+			t.Errorf("KL %.3f to the reference after imitation: the reference is not the imitated policy", st.KL)
+		}
+		if r := evalReturn(t, s, tr); r <= untrained+0.2 {
+			t.Errorf("greedy return after imitation %.3f, untrained %.3f: want clearly more", r, untrained)
+		}
+		st2, _, err := tr.Step(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st2.Imitation != nil {
+			t.Error("the second iteration imitates again")
+		}
+		path := filepath.Join(t.TempDir(), "p.safetensors")
+		if err := tr.Policy().Save(path); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Close()
+		policies, first = append(policies, b), append(first, is)
+	}
+	if first[0] != first[1] || string(policies[0]) != string(policies[1]) {
+		t.Errorf("imitation differs on 1 and 2 workers: %+v vs %+v", first[0], first[1])
+	}
+}
+
+// evalReturn is the trained policy's greedy mean return on 20 evaluation
+// episodes.
+func evalReturn(t *testing.T, s rollout.Setup, tr *Trainer) float64 {
+	t.Helper()
+	rep, err := rollout.Evaluate(context.Background(), s, tr.Policy(), rollout.Eval{Episodes: 20, Seed: 1, Policies: []string{"grpo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Policies["grpo"].Metrics[core.MetricReturn]
+}
+
+// A name the env does not offer is refused at setup, naming the key.
+func TestImitateUnknownBaseline(t *testing.T) {
+	s, cfg := lbfProject(t, 1)
+	cfg.Imitate = "oracle"
+	_, err := New(s, cfg)
+	if err == nil || !strings.Contains(err.Error(), `train.imitate`) || !strings.Contains(err.Error(), `no baseline "oracle"`) || !strings.Contains(err.Error(), lbf.BaselineGreedyFood) {
+		t.Fatalf("got %v", err)
+	}
+	cfg.Imitate, cfg.ImitateEpisodes = lbf.BaselineGreedyFood, 0
+	if _, err := New(s, cfg); err == nil || !strings.Contains(err.Error(), "imitate_episodes: must be at least 1") {
+		t.Fatalf("got %v", err)
+	}
+}
