@@ -121,14 +121,7 @@ func TestCounterfactualSameOnWorkers(t *testing.T) {
 			st.StepsPerSec, st.WallS = 0, 0
 			run = append(run, st)
 		}
-		path := filepath.Join(t.TempDir(), "policy.safetensors")
-		if err := tr.Policy().Save(path); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := policyBytes(t, tr.Policy())
 		tr.Close()
 		stats, params = append(stats, run), append(params, b)
 	}
@@ -144,6 +137,20 @@ func TestCounterfactualSameOnWorkers(t *testing.T) {
 	if string(params[0]) != string(params[1]) {
 		t.Errorf("the policies trained on 1 and 3 workers differ")
 	}
+}
+
+// policyBytes is pol saved as a safetensors file, read back.
+func policyBytes(t *testing.T, pol *policy.Policy) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "policy.safetensors")
+	if err := pol.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // The branch settings are checked, each naming its key.

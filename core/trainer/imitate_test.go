@@ -2,8 +2,6 @@ package trainer
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -72,14 +70,7 @@ func TestImitateLearnsBaseline(t *testing.T) {
 		if st2.Imitation != nil {
 			t.Error("the second iteration imitates again")
 		}
-		path := filepath.Join(t.TempDir(), "p.safetensors")
-		if err := tr.Policy().Save(path); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := policyBytes(t, tr.Policy())
 		tr.Close()
 		policies, first = append(policies, b), append(first, is)
 	}
