@@ -135,6 +135,10 @@ func Markdown(project string, history []trainer.IterationStats, eval *rollout.Ev
 		first, last := history[0], history[len(history)-1]
 		fmt.Fprintf(&b, "LLM backend: **%s**%s.\n\n", last.Backend, simNote(last.Backend))
 		fmt.Fprintf(&b, "Training: %d iterations, %d environment steps, %.0f s of wall time.\n\n", last.Iteration, last.EnvSteps, last.WallS)
+		if im := first.Imitation; im != nil {
+			fmt.Fprintf(&b, "Warm start: the policy first imitated the baseline `%s` (%d episodes, %d failed, %d decisions; loss %.3f → %.3f nats, agreement %.3f), so compare it with that baseline below.\n\n",
+				im.Baseline, im.Episodes, im.FailedEpisodes, im.Decisions, im.LossBefore, im.LossAfter, im.Agreement)
+		}
 		fmt.Fprintf(&b, "| | first iteration | last iteration |\n|---|---:|---:|\n")
 		fmt.Fprintf(&b, "| joint reward | %.4f | %.4f |\n", first.RewardMean, last.RewardMean)
 		for _, k := range slices.Sorted(maps.Keys(last.Components)) {

@@ -49,3 +49,19 @@ func TestMarkdownTraffic(t *testing.T) {
 		t.Errorf("a run without requests reports traffic:\n%s", md)
 	}
 }
+
+// A warm-started run says in report.md which baseline it imitated and how
+// well, so that the reader compares the policy with that baseline; a run
+// without one says nothing about it.
+func TestMarkdownWarmStart(t *testing.T) {
+	im := &trainer.ImitationStats{Baseline: "strong_by_team", Episodes: 256, Decisions: 1881, LossBefore: 1.3326, LossAfter: 0.0495, Agreement: 0.9814}
+	history := []trainer.IterationStats{{Iteration: 1, Backend: "replay", Imitation: im}, {Iteration: 2, Backend: "replay"}}
+	want := "Warm start: the policy first imitated the baseline `strong_by_team` (256 episodes, 0 failed, 1881 decisions; loss 1.333 → 0.050 nats, agreement 0.981)"
+	if md := Markdown("p", history, nil); !strings.Contains(md, want) {
+		t.Errorf("report.md lacks %q:\n%s", want, md)
+	}
+	history[0].Imitation = nil
+	if md := Markdown("p", history, nil); strings.Contains(md, "Warm start") {
+		t.Errorf("a run without imitation reports a warm start:\n%s", md)
+	}
+}
