@@ -1,7 +1,9 @@
 package trainer
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -103,3 +105,49 @@ func TestImitateUnknownBaseline(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A first iteration interrupted after the imitation (here: cancelled as
+// the imitation is logged, so the rollouts that follow stop) leaves the
+// policy as it started, so the iteration-0 checkpoint is the initial
+// policy and a resume imitates again from it.
+func TestImitateInterruptedLeavesStart(t *testing.T) {
+	s, cfg := lbfProject(t, 1)
+	cfg.Imitate, cfg.ImitateEpisodes, cfg.ImitateEpochs = lbf.BaselineGreedyFood, 16, 5
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.Logger = slog.New(cancelOn{"imitation", cancel})
+	tr, err := New(s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	before := policyBytes(t, tr.Policy())
+	if _, _, err := tr.Step(ctx); err == nil {
+		t.Fatal("the cancelled iteration completed")
+	}
+	if !bytes.Equal(policyBytes(t, tr.Policy()), before) {
+		t.Error("the interrupted warm start changed the policy")
+	}
+	// The same trainer then imitates and trains as a fresh one does.
+	st, _, err := tr.Step(context.Background())
+	if err != nil || st.Imitation == nil {
+		t.Fatalf("after the interruption: %v, imitation %v", err, st.Imitation)
+	}
+}
+
+// cancelOn is a slog handler that calls cancel when a record with message
+// msg is logged.
+type cancelOn struct {
+	msg    string
+	cancel context.CancelFunc
+}
+
+func (h cancelOn) Enabled(context.Context, slog.Level) bool { return true }
+func (h cancelOn) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.cancel()
+	}
+	return nil
+}
+func (h cancelOn) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h cancelOn) WithGroup(string) slog.Handler      { return h }

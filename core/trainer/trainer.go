@@ -228,7 +228,23 @@ func (t *Trainer) Close() {
 //  5. stats: one line of metrics.jsonl.
 func (t *Trainer) Step(ctx context.Context) (IterationStats, []rollout.EpisodeResult, error) {
 	ctx, span := t.setup.Telemetry.StartIteration(ctx, t.iter+1)
+	// The warm start changes the policy before the first iteration's
+	// rollouts; if that iteration does not complete (Ctrl-C, a failure),
+	// the policy and optimizer go back to the start, so the iteration-0
+	// checkpoint holds the initial policy and a resume imitates again
+	// from it, as the uninterrupted run did.
+	var start *policy.Policy
+	startOpt := t.opt
+	if t.iter == 0 && t.cfg.Imitate != "" {
+		start = t.pol.Clone()
+	}
 	st, results, err := t.step(ctx)
+	if err != nil && start != nil {
+		if cerr := t.pol.CopyFrom(start); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		t.opt = startOpt
+	}
 	if err == nil {
 		span.Iteration(ctx, telemetry.Figures{RewardMean: st.RewardMean, Components: st.Components, KL: st.KL,
 			ClipFraction: st.ClipFrac, Entropy: st.Entropy, GradNorm: st.GradNorm, Episodes: st.Episodes,
