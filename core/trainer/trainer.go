@@ -213,7 +213,9 @@ func (t *Trainer) Close() {
 	}
 }
 
-// Step runs one GRPO iteration and returns its statistics and episodes:
+// Step runs one GRPO iteration and returns its statistics and episodes
+// (the first iteration of a run with train.imitate starts with the warm
+// start, imitate.go):
 //
 //  1. rollouts: G joint rollouts of each of T task seeds with the current
 //     policy, every agent sampling from its own observation;
