@@ -9,7 +9,10 @@ import (
 )
 
 func Example() {
-	sb, err := sandbox.New(sandbox.Config{WallTimeout: time.Second})
+	// CPUTime above WallTimeout, so the endless loop below is stopped by
+	// the wall clock (with the default, CPUTime = WallTimeout, whichever
+	// limit comes first stops it: "timeout" or "cpu_limit").
+	sb, err := sandbox.New(sandbox.Config{WallTimeout: time.Second, CPUTime: 3 * time.Second})
 	if err != nil {
 		fmt.Println(err)
 		return
