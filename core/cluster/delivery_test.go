@@ -23,6 +23,7 @@ import (
 	"github.com/troupe-dev/troupe/core/rollout"
 	"github.com/troupe-dev/troupe/core/telemetry"
 	"github.com/troupe-dev/troupe/core/trainer"
+	"github.com/troupe-dev/troupe/internal/testenv"
 )
 
 // limitedServer is an OpenAI-compatible server that answers 429 to the
@@ -143,7 +144,7 @@ func TestWarnsWithoutWorkers(t *testing.T) {
 	defer cancel()
 	cfg := clusterOptions()
 	cfg.WarnAfter = 200 * time.Millisecond
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	text := strings.Replace(project, "CREDIT", "", 1)
 	parsed, err := agentfile.Parse("agentfile.toml", []byte(text))
 	if err != nil {

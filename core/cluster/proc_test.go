@@ -21,6 +21,7 @@ import (
 
 	"github.com/troupe-dev/troupe/core/agentfile"
 	"github.com/troupe-dev/troupe/core/cluster"
+	"github.com/troupe-dev/troupe/internal/testenv"
 )
 
 // The environment of a worker process: the test binary re-executed by
@@ -140,7 +141,7 @@ func startProc(tb testing.TB, url string, concurrency int, cache string, extraEn
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envProcURL+"="+url, envProcConcurrency+"="+strconv.Itoa(concurrency), envProcCache+"="+cache)
 	cmd.Env = append(cmd.Env, extraEnv...)
-	logs := &syncBuffer{}
+	logs := &testenv.SyncBuffer{}
 	cmd.Stderr = logs
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -210,30 +211,6 @@ func workerOpts(n int, cache string) cluster.WorkerOptions {
 	o := cluster.DefaultWorkerOptions()
 	o.Concurrency, o.Cache = n, cache
 	return o
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Len()
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestKilledWorkerProcess: the only worker process, killed with SIGKILL

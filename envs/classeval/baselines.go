@@ -112,6 +112,28 @@ func (e *Env) legal(i, d int) bool { return e.masks[i][d] }
 // rewritesOf counts the rewrites method j had.
 func (e *Env) rewritesOf(j int) int { return max(0, e.methods[j].version-1) }
 
+// freeActs is a joint action in which every busy agent waits and every
+// free agent i takes decide(i): the frame of each scripted policy.
+func (e *Env) freeActs(decide func(i int) int) []int {
+	acts := make([]int, len(e.agents))
+	for i := range acts {
+		acts[i] = decWait
+		if e.free(i) {
+			acts[i] = decide(i)
+		}
+	}
+	return acts
+}
+
+// claimOrSubmit is claim's decision for agent i, or submit when it has
+// nothing to claim.
+func (e *Env) claimOrSubmit(i int, depsFirst bool) int {
+	if d := e.claim(i, depsFirst); d >= 0 {
+		return d
+	}
+	return decSubmit
+}
+
 // capableShare is the share of the team's best strength a coder needs to
 // work in strong_test and strong_naive.
 const capableShare = 0.75
@@ -125,24 +147,15 @@ func (e *Env) capable(i int) bool {
 // capableOnly is strong_test (careful) or strong_naive: the capable coders
 // work, the others submit at once.
 func (e *Env) capableOnly(careful bool) []int {
-	acts := make([]int, len(e.agents))
-	for i := range acts {
-		acts[i] = decWait
+	return e.freeActs(func(i int) int {
 		switch {
-		case !e.free(i):
 		case !e.capable(i):
-			acts[i] = decSubmit
+			return decSubmit
 		case careful:
-			acts[i] = e.careful(i, true, false)
-		default:
-			if d := e.claim(i, false); d >= 0 {
-				acts[i] = d
-			} else {
-				acts[i] = decSubmit
-			}
+			return e.careful(i, true, false)
 		}
-	}
-	return acts
+		return e.claimOrSubmit(i, false)
+	})
 }
 
 // byTeamRule is strong_by_team's rule for one kind of team: the share of
@@ -174,40 +187,24 @@ func (e *Env) strongByTeam() []int {
 		r = byTeamDefault
 	}
 	writes := func(i int) bool { return e.agents[i].strength >= r.share*e.agents[s].strength }
-	acts := make([]int, len(e.agents))
-	for i := range acts {
-		acts[i] = decWait
-		switch {
-		case !e.free(i):
-		case !writes(i):
-			acts[i] = decSubmit
-		default:
-			if d := e.claim(i, r.deps); d >= 0 {
-				acts[i] = d
-			} else {
-				acts[i] = decSubmit
-			}
+	acts := e.freeActs(func(i int) int {
+		if !writes(i) {
+			return decSubmit
 		}
-	}
+		return e.claimOrSubmit(i, r.deps)
+	})
 	e.unstick(acts, writes)
 	return acts
 }
 
 // single is the lone careful coder w; the others submit at once.
 func (e *Env) single(w int) []int {
-	acts := make([]int, len(e.agents))
-	for i := range acts {
-		acts[i] = decWait
-		if !e.free(i) {
-			continue
-		}
+	return e.freeActs(func(i int) int {
 		if i != w {
-			acts[i] = decSubmit
-			continue
+			return decSubmit
 		}
-		acts[i] = e.careful(i, true, false)
-	}
-	return acts
+		return e.careful(i, true, false)
+	})
 }
 
 // careful is a coder that rewrites its failing method (if it may rewrite,
@@ -221,10 +218,7 @@ func (e *Env) careful(i int, rewrite, depsFirst bool) int {
 	if e.legal(i, decRunExamples) {
 		return decRunExamples
 	}
-	if d := e.claim(i, depsFirst); d >= 0 {
-		return d
-	}
-	return decSubmit
+	return e.claimOrSubmit(i, depsFirst)
 }
 
 // claim returns the implement decision agent i takes, decWait when it
@@ -256,24 +250,18 @@ func (e *Env) claim(i int, depsFirst bool) int {
 }
 
 func (e *Env) parallelNaive() []int {
-	acts := make([]int, len(e.agents))
-	for i := range acts {
-		acts[i] = decWait
+	return e.freeActs(func(i int) int {
 		switch {
-		case !e.free(i):
 		case e.legal(i, decImplement):
-			acts[i] = decImplement
+			return decImplement
 		case e.nextUnclaimed() < 0 || !e.legal(i, decImplementReady):
-			acts[i] = decSubmit
-		default:
-			acts[i] = decImplementReady
+			return decSubmit
 		}
-	}
-	return acts
+		return decImplementReady
+	})
 }
 
 func (e *Env) sop() []int {
-	acts := make([]int, len(e.agents))
 	anyBusy := false
 	for i, a := range e.agents {
 		if !a.submitted && !e.free(i) {
@@ -290,30 +278,27 @@ func (e *Env) sop() []int {
 			teamRewrites = true
 		}
 	}
-	for i := range acts {
-		acts[i] = decWait
-		if !e.free(i) {
-			continue
-		}
+	acts := e.freeActs(func(i int) int {
 		switch {
 		case unwritten:
 			if d := e.claim(i, false); d >= 0 {
-				acts[i] = d
+				return d
 			}
 		case anyBusy:
 			// barrier
 		case teamTests:
 			if e.legal(i, decRunExamples) {
-				acts[i] = decRunExamples
+				return decRunExamples
 			}
 		case teamRewrites:
 			if j := e.repairable(i); j >= 0 && e.rewritesOf(j) == 0 {
-				acts[i] = decRepair
+				return decRepair
 			}
 		default:
-			acts[i] = decSubmit
+			return decSubmit
 		}
-	}
+		return decWait
+	})
 	// Nobody can claim what is left (no recording): end rather than wait.
 	if unwritten && !anyBusy && allWait(acts, e) {
 		for i := range acts {
@@ -337,26 +322,20 @@ func allWait(acts []int, e *Env) bool {
 
 // team is the escalating and/or dependencies-first team.
 func (e *Env) team(depsFirst, escalate bool) []int {
-	acts := make([]int, len(e.agents))
 	s := e.strongest()
-	for i := range acts {
-		acts[i] = decWait
-		if !e.free(i) {
-			continue
+	acts := e.freeActs(func(i int) int {
+		if escalate && i != s {
+			return e.careful(i, false, depsFirst)
 		}
-		if !escalate || i == s {
-			d := e.careful(i, true, depsFirst)
-			if d == decSubmit && escalate && e.legal(i, decTakeOver) && e.takeable(i) >= 0 && e.rewritesOf(e.takeable(i)) < baselineRewrites {
-				d = decTakeOver
-			}
-			if d == decSubmit && escalate && e.someoneBusy(i) {
-				d = decWait // a teammate may still escalate a method
-			}
-			acts[i] = d
-			continue
+		d := e.careful(i, true, depsFirst)
+		if d == decSubmit && escalate && e.legal(i, decTakeOver) && e.takeable(i) >= 0 && e.rewritesOf(e.takeable(i)) < baselineRewrites {
+			d = decTakeOver
 		}
-		acts[i] = e.careful(i, false, depsFirst)
-	}
+		if d == decSubmit && escalate && e.someoneBusy(i) {
+			d = decWait // a teammate may still escalate a method
+		}
+		return d
+	})
 	e.unstick(acts, nil)
 	return acts
 }

@@ -138,19 +138,13 @@ func (r hrRule) worker(e *Env, i int) bool {
 
 // act is the rule's joint action: each coder's decision is its own.
 func (r hrRule) act(e *Env) []int {
-	acts := make([]int, len(e.agents))
 	s := e.strongest()
-	for i := range acts {
-		acts[i] = decWait
-		if !e.free(i) {
-			continue
-		}
+	acts := e.freeActs(func(i int) int {
 		if !r.worker(e, i) {
-			acts[i] = decSubmit
-			continue
+			return decSubmit
 		}
-		acts[i] = r.coder(e, i, s)
-	}
+		return r.coder(e, i, s)
+	})
 	e.unstick(acts, func(i int) bool { return r.worker(e, i) })
 	return acts
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/internal/testenv"
 )
 
 // A baseline call that fails in the guest is an error, never decisions the
@@ -122,7 +123,7 @@ func TestBaselineFaultFailsEpisode(t *testing.T) {
 // stack goes to the log at debug level only.
 func TestGuestPanicStackOnlyAtDebug(t *testing.T) {
 	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
-		var log syncBuffer
+		var log testenv.SyncBuffer
 		l := NewLoader(Options{CacheDir: filepath.Join(modDir, "cache"),
 			Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: level}))})
 		src, err := l.loadEnvSource(context.Background(), core.SourceRef{Scheme: "wasm", Path: mod("faultgo.wasm"), Params: map[string]any{"fault": "panic"}})

@@ -1,7 +1,6 @@
 package wasm
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
@@ -19,7 +18,7 @@ import (
 var (
 	modDir   string
 	testLoad *Loader
-	logBuf   syncBuffer
+	logBuf   testenv.SyncBuffer
 )
 
 // goGuests are Go guest packages (relative to the module root) and the
@@ -42,23 +41,6 @@ var cMissing error
 func needC(tb testing.TB) {
 	tb.Helper()
 	testenv.Need(tb, cMissing)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func moduleRoot() string {
