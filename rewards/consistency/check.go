@@ -201,6 +201,11 @@ func abbreviation(w string) bool {
 
 // Check scores src under the options o.
 func (o Options) Check(src []byte) Report {
+	return o.check(src, nil)
+}
+
+// check is Check, recording every finding in tr when tr is not nil.
+func (o Options) check(src []byte, tr trace) Report {
 	tmpl := defaultTemplate
 	if o.Template != nil {
 		tmpl = *o.Template
@@ -298,6 +303,7 @@ func (o Options) Check(src []byte) Report {
 				}
 			}
 			if v, ok := spelling[lw]; ok {
+				tr.add(checkSpelling, v, "line %d: %q", lineOf(b, plain, at), w)
 				if v == "us" {
 					us++
 				} else {
@@ -307,6 +313,9 @@ func (o Options) Check(src []byte) Report {
 			}
 			if w == "I" {
 				lw = "I"
+			}
+			if v := pronounPerson[lw]; v != "" {
+				tr.add(checkPerson, v, "line %d: %q", lineOf(b, plain, at), w)
 			}
 			switch pronounPerson[lw] {
 			case "we":
@@ -420,6 +429,7 @@ func (o Options) Check(src []byte) Report {
 		for i := 1; i < len(d.headings); i++ {
 			if d.headings[i].level > d.headings[i-1].level+1 {
 				bad++
+				tr.add(checkHeadingLevels, "bad", "line %d: H%d %q after H%d", d.headings[i].line, d.headings[i].level, d.headings[i].text, d.headings[i-1].level)
 				if len(at) < 3 {
 					at = append(at, fmt.Sprintf("line %d", d.headings[i].line))
 				}
@@ -442,6 +452,7 @@ func (o Options) Check(src []byte) Report {
 		for _, h := range d.headings {
 			if h.level <= 2 {
 				c.add(h.style)
+				tr.add(checkHeadingStyle, h.style, "line %d: %q", h.line, h.text)
 			}
 		}
 		checks = append(checks, c.result(checkHeadingStyle, "H1/H2 headings"))
@@ -453,6 +464,7 @@ func (o Options) Check(src []byte) Report {
 		for hi := range d.headings {
 			if hc, ok := headingCase(heads[hi], caps); ok {
 				c.add(hc)
+				tr.add(checkHeadingCase, hc, "line %d: H%d %q", d.headings[hi].line, d.headings[hi].level, d.headings[hi].text)
 			}
 		}
 		checks = append(checks, c.result(checkHeadingCase, "headings of 2+ words"))
@@ -461,8 +473,9 @@ func (o Options) Check(src []byte) Report {
 	// bullet_style (MD004)
 	{
 		var c counter
-		for _, m := range d.bullets {
+		for i, m := range d.bullets {
 			c.add(string(rune(m)))
+			tr.add(checkBulletStyle, string(rune(m)), "line %d", d.bulletLines[i])
 		}
 		checks = append(checks, c.result(checkBulletStyle, "bullets"))
 	}
@@ -472,6 +485,14 @@ func (o Options) Check(src []byte) Report {
 		var c counter
 		c.addN("*", info.emStar)
 		c.addN("_", info.emUnderscore)
+		for i, e := range info.emphasized {
+			kind := info.emKinds[i]
+			check := checkEmphasisStyle
+			if len(kind) == 2 {
+				check = checkStrongStyle
+			}
+			tr.add(check, kind, "%q", e)
+		}
 		checks = append(checks, c.result(checkEmphasisStyle, "emphasis"))
 		var s counter
 		s.addN("**", info.strongStar)
@@ -482,8 +503,9 @@ func (o Options) Check(src []byte) Report {
 	// code_style (MD046, MD048)
 	{
 		var c counter
-		for _, style := range d.code {
+		for i, style := range d.code {
 			c.add(style)
+			tr.add(checkCodeStyle, style, "line %d", d.codeLines[i])
 		}
 		checks = append(checks, c.result(checkCodeStyle, "code blocks"))
 	}
@@ -524,6 +546,7 @@ func (o Options) Check(src []byte) Report {
 				acc.open = false
 			}
 			gs = append(gs, graded{tmpl.Sections[k], acc.grade()})
+			tr.add(checkReadability, tmpl.Sections[k], "%s: grade %.1f (%d words, %d sentences)", tmpl.Sections[k], acc.grade(), acc.words, acc.sentences)
 		}
 		pass, detail, judged := 1.0, fmt.Sprintf("%d section(s) of %d+ words", len(gs), minWords), 0
 		if len(gs) >= 2 {
@@ -549,10 +572,10 @@ func (o Options) Check(src []byte) Report {
 
 	text.spans, text.emphasized, text.links = info.codeSpans, info.emphasized, info.links
 	checks = append(checks,
-		text.terminology(),
-		crossReferences(d, info.links, text, tmpl.Sections),
-		text.duplication(),
-		text.fluency())
+		text.terminology(tr),
+		crossReferences(d, info.links, text, tmpl.Sections, tr),
+		text.duplication(tr),
+		text.fluency(tr))
 
 	sum, judged := 0.0, 0
 	for _, c := range checks {
@@ -566,6 +589,11 @@ func (o Options) Check(src []byte) Report {
 		coverage = float64(filled) / float64(n)
 	}
 	return Report{Score: coverage * sum / float64(judged), Coverage: coverage, Checks: checks}
+}
+
+// lineOf is the line of the word at byte offset at of a block's plain text.
+func lineOf(b *block, plain string, at int) int {
+	return b.line + strings.Count(plain[:at], "\n")
 }
 
 // counter counts the variants of one "one style" check.

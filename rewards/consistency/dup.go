@@ -20,7 +20,7 @@ const (
 // or more words repeated word for word (ignoring case and punctuation) in
 // another section, is one repeat. Pass = 1 / (1 + repeats); N is the
 // number of blocks and sentences compared.
-func (p *prose) duplication() CheckResult {
+func (p *prose) duplication(tr trace) CheckResult {
 	type shingled struct {
 		part, line, size int
 	}
@@ -76,6 +76,7 @@ func (p *prose) duplication() CheckResult {
 				dup = true
 				repeats++
 				where = append(where, fmt.Sprintf("line %d repeats line %d (Jaccard %.2f)", b.line, earlier[best].line, bestJ))
+				tr.add(checkDuplication, "bad", "%s", where[len(where)-1])
 			}
 			for _, sh := range set {
 				index[sh] = append(index[sh], len(earlier))
@@ -102,6 +103,7 @@ func (p *prose) duplication() CheckResult {
 			case first != b.part && !dup:
 				repeats++
 				where = append(where, fmt.Sprintf("line %d repeats the sentence %q", b.line, firstWords(sent, 6)))
+				tr.add(checkDuplication, "bad", "line %d repeats the sentence %q", b.line, firstWords(sent, len(sent)))
 			}
 		}
 	}

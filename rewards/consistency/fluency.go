@@ -30,7 +30,7 @@ var articles = wordSet(fluencyArticleWords)
 // words of real prose shuffled keep their function-word share but not
 // their grammar). Pass = passing / judged paragraphs. It is a floor, not
 // a judge of quality: grammatical nonsense passes.
-func (p *prose) fluency() CheckResult {
+func (p *prose) fluency(tr trace) CheckResult {
 	judged, failed := 0, 0
 	var where []string
 	for _, b := range p.blocks {
@@ -60,6 +60,7 @@ func (p *prose) fluency() CheckResult {
 		n := float64(words)
 		if float64(fn) < fluencyMinFunction*n || (bad >= 2 && float64(bad) > fluencyMaxBadPairs*n) {
 			failed++
+			tr.add(checkFluency, "bad", "line %d (%.0f%% function words, %d article misfits)", b.line, 100*float64(fn)/n, bad)
 			if len(where) < 3 {
 				where = append(where, fmt.Sprintf("line %d (%.0f%% function words, %d article misfits)", b.line, 100*float64(fn)/n, bad))
 			}

@@ -18,6 +18,7 @@ type inlineInfo struct {
 	codeSpans                    []string // contents of inline code spans
 	links                        []link   // links, with their text and destination
 	emphasized                   []string // plain text of emphasis spans
+	emKinds                      []string // their delimiters: "*", "_", "**" or "__"
 }
 
 // link is an inline, reference or shortcut link.
@@ -343,6 +344,7 @@ func markEmphasis(s string, info *inlineInfo) string {
 					info.emUnderscore++
 				}
 				info.emphasized = append(info.emphasized, s[opener.at+opener.n:closer.at])
+				info.emKinds = append(info.emKinds, strings.Repeat(string(closer.ch), k))
 			}
 			for x := 0; x < k; x++ {
 				remove[opener.at+opener.n-1-x] = true

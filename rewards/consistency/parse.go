@@ -42,10 +42,12 @@ type heading struct {
 type parsed struct {
 	headings []heading
 	blocks   []block
-	code     []string          // each code block's style: "backtick", "tilde" or "indented"
-	bullets  []byte            // each unordered list item's marker
-	defs     map[string]string // link reference definitions: normalized label → destination
-	defOrder []string          // their labels in document order
+	code     []string // each code block's style: "backtick", "tilde" or "indented"
+	bullets  []byte   // each unordered list item's marker
+	// codeLines and bulletLines are the lines of code and bullets.
+	codeLines, bulletLines []int
+	defs                   map[string]string // link reference definitions: normalized label → destination
+	defOrder               []string          // their labels in document order
 }
 
 // lineIndent returns the indentation width of s in columns (tabs to the
@@ -333,6 +335,7 @@ func parseBlocks(src string, sectionOf func(string) int) *parsed {
 				// An indented code block.
 				closeBlock()
 				d.code = append(d.code, "indented")
+				d.codeLines = append(d.codeLines, ln)
 				countContent()
 				for i+1 < len(lines) {
 					nx := lines[i+1]
@@ -361,6 +364,7 @@ func parseBlocks(src string, sectionOf func(string) int) *parsed {
 		if ch, n, ok := fenceStart(t); ok {
 			closeBlock()
 			inFence, fenceCh, fenceLen, fenceInd = true, ch, n, ind
+			d.codeLines = append(d.codeLines, ln)
 			if ch == '`' {
 				d.code = append(d.code, "backtick")
 			} else {
@@ -414,6 +418,7 @@ func parseBlocks(src string, sectionOf func(string) int) *parsed {
 		if m, w, ok := listItem(t); ok && (cur == nil || cur.kind != blockPara || wasBlank || t[w-1] == ' ') {
 			if m != '1' {
 				d.bullets = append(d.bullets, m)
+				d.bulletLines = append(d.bulletLines, ln)
 			}
 			listIndent = ind + w
 			open(blockItem, strings.TrimSpace(t[w:]), ln)

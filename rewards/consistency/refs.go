@@ -22,7 +22,7 @@ import (
 //     Alternatives section" for "Rationale and alternatives").
 //
 // Pass = valid / judged.
-func crossReferences(d *parsed, links []link, text *prose, template []string) CheckResult {
+func crossReferences(d *parsed, links []link, text *prose, template []string, tr trace) CheckResult {
 	anchors := map[string]bool{}
 	var keys [][]string
 	for _, hd := range d.headings {
@@ -39,6 +39,9 @@ func crossReferences(d *parsed, links []link, text *prose, template []string) Ch
 	var broken []string
 	judge := func(ok bool, what string) {
 		judged++
+		if !ok {
+			tr.add(checkCrossReferences, "bad", "%s", what)
+		}
 		if ok {
 			valid++
 		} else if len(broken) < 3 {

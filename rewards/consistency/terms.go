@@ -269,7 +269,7 @@ func (g *variantGroup) String() string {
 // terms written in more than one way (spacing, hyphenation, case,
 // backticks) and the terms replaced by another word part-way through the
 // document, and scores Pass = 1 / (1 + Σ cost) over them.
-func (p *prose) terminology() CheckResult {
+func (p *prose) terminology(tr trace) CheckResult {
 	type term struct {
 		spelled variantGroup // forms by hyphenation and spacing
 		cased   variantGroup // forms by capitalization (mid-sentence only)
@@ -362,6 +362,7 @@ func (p *prose) terminology() CheckResult {
 	var shown []string
 	for _, g := range found {
 		cost += g.cost()
+		tr.add(checkTerminology, g.reason, "cost %.3f: %s", g.cost(), g)
 		if len(shown) < 3 {
 			shown = append(shown, g.String())
 		}
