@@ -236,7 +236,7 @@ func (o Options) check(src []byte, tr trace) Report {
 		b := &d.blocks[bi]
 		plain := plainText(b.text, d.defs, &info)
 		if b.kind == blockHeading {
-			heads[b.heading] = plain
+			heads[b.heading] = headingText(b.text, d.defs)
 			continue
 		}
 		// Quoted material is someone else's words: block quotes are left

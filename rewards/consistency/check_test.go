@@ -374,7 +374,7 @@ func checkNames() []string {
 func classifyHeadingCase(text string) (string, bool) {
 	caps := capitalStats{}
 	eachWord("we use Rust and Cargo on Linux with Rust", func(w string, _ int) { caps.add(w) })
-	return headingCase(plainText(text, nil, nil), caps)
+	return headingCase(headingText(text, nil), caps)
 }
 
 func TestClassifyHeadingCase(t *testing.T) {
@@ -396,6 +396,16 @@ func TestClassifyHeadingCase(t *testing.T) {
 		{"[Links](https://example.com/Some/Path) are Ignored Here", "title", true},
 		{"Prior Art: the C++ Way", "title", true},
 		{"Prior art: the C++ way", "sentence", true},
+		// Inline code is no word of either case (held-out RFCs 2788,
+		// 3128, 3308, 3681): it was read as the lower-case word "x".
+		{"Variations of `set`", "", false},
+		{"`OwnedFd` and `BorrowedFd<'fd>`", "", false},
+		{"For `struct`s", "", false},
+		{"Change 1: respect `--registry`", "", false},
+		{"`offset_of!` On Other Types", "title", true},
+		{"`offset_of!` on other types", "sentence", true},
+		{"Alternative 1: `foo` Takes a Value", "title", true},
+		{"Support for `cfg` in Where Clauses", "title", true},
 	}
 	for _, c := range cases {
 		got, ok := classifyHeadingCase(c.in)

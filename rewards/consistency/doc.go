@@ -66,9 +66,10 @@
 //   - heading_case: "sentence" (Rationale and alternatives) or "title"
 //     (Rationale and Alternatives), judged on headings of two or more
 //     words: only words after the first that are not minor words (a, and,
-//     of, with …), acronyms, code or the document's own proper nouns (a
-//     word its prose mostly capitalizes mid-sentence, such as Rust or
-//     Cargo) are evidence, and the majority of them decides.
+//     of, with …), acronyms, code (inline code spans say nothing:
+//     "Variations of `set`" is neither) or the document's own proper
+//     nouns (a word its prose mostly capitalizes mid-sentence, such as
+//     Rust or Cargo) are evidence, and the majority of them decides.
 //   - bullet_style (MD004 ul-style, "consistent"): the unordered list
 //     marker, "-", "*" or "+", at every nesting level.
 //   - emphasis_style (MD049 emphasis-style): "*" (*x*) or "_" (_x_), found

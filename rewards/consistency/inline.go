@@ -30,6 +30,21 @@ type link struct {
 // word, so the sentence around the span keeps its shape.
 const codeWord = "x"
 
+// codeMark stands for an inline code span in a heading's text for the
+// heading_case check: not a letter, so the span is no word (code says
+// nothing about a heading's case; "Variations of `set`" has no
+// lower-case word), while the words glued to it stay code ("`struct`s").
+const codeMark = '\x03'
+
+// codeMode says what stripSpans writes for an inline code span.
+type codeMode uint8
+
+const (
+	codeAsWord codeMode = iota // codeWord
+	codeKeep                   // the span's content
+	codeAsMark                 // codeMark
+)
+
 // escStar and escUnderscore stand for escaped delimiters, which must not
 // be read as emphasis, until markEmphasis restores them.
 const (
@@ -45,8 +60,17 @@ const (
 func plainText(s string, defs map[string]string, info *inlineInfo) string {
 	var b strings.Builder
 	b.Grow(len(s))
-	stripSpans(s, defs, info, &b, false)
+	stripSpans(s, defs, info, &b, codeAsWord)
 	return markEmphasis(b.String(), info)
+}
+
+// headingText is plainText for the heading_case check: code spans become
+// codeMark.
+func headingText(s string, defs map[string]string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	stripSpans(s, defs, nil, &b, codeAsMark)
+	return markEmphasis(b.String(), nil)
 }
 
 // renderedText is the text a reader sees: plainText, but code spans keep
@@ -54,12 +78,12 @@ func plainText(s string, defs map[string]string, info *inlineInfo) string {
 func renderedText(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
-	stripSpans(s, nil, nil, &b, true)
+	stripSpans(s, nil, nil, &b, codeKeep)
 	return markEmphasis(b.String(), nil)
 }
 
 // stripSpans is the first pass: code spans, links, images, HTML and URLs.
-func stripSpans(s string, defs map[string]string, info *inlineInfo, b *strings.Builder, keepCode bool) {
+func stripSpans(s string, defs map[string]string, info *inlineInfo, b *strings.Builder, code codeMode) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
@@ -87,9 +111,12 @@ func stripSpans(s string, defs map[string]string, info *inlineInfo, b *strings.B
 			if info != nil {
 				info.codeSpans = append(info.codeSpans, strings.TrimSpace(s[i+n:end]))
 			}
-			if keepCode {
+			switch code {
+			case codeKeep:
 				b.WriteString(strings.TrimSpace(s[i+n : end]))
-			} else {
+			case codeAsMark:
+				b.WriteByte(codeMark)
+			default:
 				b.WriteString(codeWord)
 			}
 			i = end + n
@@ -117,7 +144,7 @@ func stripSpans(s string, defs map[string]string, info *inlineInfo, b *strings.B
 			if info != nil {
 				info.links = append(info.links, link{text: plainText(text, nil, nil), dest: dest})
 			}
-			stripSpans(text, defs, info, b, keepCode)
+			stripSpans(text, defs, info, b, code)
 			i = next
 		case (c == 'h' || c == 'w') && urlAt(s, i):
 			j := i

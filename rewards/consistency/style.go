@@ -30,26 +30,36 @@ func (c capitalStats) proper(lower string) bool {
 	return v[1] > v[0]
 }
 
-// headingCase classifies a heading's plain text as "sentence" case or
-// "title" case. The first word, and words after a colon, are capitalized
-// in both conventions; minor words (a, and, of, with …), acronyms, code
-// and the document's proper nouns say nothing. Of the rest, the majority
-// of lower-case versus capitalized words decides. ok is false for
-// headings of fewer than two words or without a majority.
+// headingCase classifies a heading's text (headingText: inline code is
+// codeMark) as "sentence" case or "title" case. The first word, and words
+// after a colon, are capitalized in both conventions, unless inline code
+// comes first ("`offset_of!` on other types"); minor words (a, and, of,
+// with …), acronyms, code and the document's proper nouns say nothing. Of
+// the rest, the majority of lower-case versus capitalized words decides.
+// ok is false for headings of fewer than two words or without a majority.
 func headingCase(plain string, proper capitalStats) (string, bool) {
 	words, lower, upper := 0, 0, 0
 	lead := true
 	prevEnd := 0
 	eachWord(plain, func(w string, at int) {
-		words++
 		gap := plain[prevEnd:at]
 		prevEnd = at + len(w)
-		if lead || strings.ContainsAny(gap, ":.!?") {
+		if i := strings.LastIndexAny(gap, ":.!?"); i >= 0 {
+			lead, gap = true, gap[i+1:] // a new clause
+		}
+		if strings.IndexByte(gap, codeMark) >= 0 {
+			words++
+			lead = false // code opened the clause
+		}
+		words++
+		if lead {
 			lead = false
 			return
 		}
+		end := at + len(w)
 		r, _ := utf8.DecodeRuneInString(w)
-		if !unicode.IsLetter(r) || codeLike(plain, w, at) || acronym(w) {
+		if !unicode.IsLetter(r) || codeLike(plain, w, at) || acronym(w) ||
+			at > 0 && plain[at-1] == codeMark || end < len(plain) && plain[end] == codeMark {
 			return
 		}
 		l := strings.ToLower(w)

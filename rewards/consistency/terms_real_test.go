@@ -85,6 +85,19 @@ var realCases = []realCase{
 			"widths signedness ranges literals constants guards arms bindings patterns wildcards slices tuples structs " +
 			"enums references boxes arrays strings characters floats.\n",
 	},
+	{
+		// Inline code in a heading was read as the lower-case word "x":
+		// "Added to `[resolver]`" counted as a sentence-case heading
+		// among the Title Case ones, although it has no word whose case
+		// could tell (headings as written, in the order of the RFC).
+		name: "code in headings", rfc: "3923-cargo-min-publish-age.md", check: checkHeadingCase,
+		real: "### Added to [`[resolver]`](https://doc.rust-lang.org/cargo/reference/config.html#resolver)\n\n" +
+			"### Added to [`[registries]`](https://doc.rust-lang.org/cargo/reference/config.html#registries)\n\n" +
+			"### Configuration Locations\n\n### Configuration Names\n\n### Related Options in Cargo\n",
+		control: "### Added to [`[resolver]`](https://doc.rust-lang.org/cargo/reference/config.html#resolver)\n\n" +
+			"### Configuration Locations\n\n### Configuration Names\n\n### Related Options in Cargo\n\n" +
+			"### Slower problem discovery\n",
+	},
 }
 
 func TestRealTextFalsePositives(t *testing.T) {
