@@ -124,8 +124,9 @@
 //     and plain in another; and a term replaced by another word part-way
 //     through the document (see swappedTerms: both used ≥ 4 times in ≥ 2
 //     sections on their own side of a split, at most a tenth of them on
-//     the wrong side, at comparable rates, sharing half their immediate
-//     neighbours and at least two content-word neighbours). Plural and
+//     the wrong side and a third of each one's own uses, at comparable
+//     rates, sharing half their immediate neighbours and at least two
+//     content-word neighbours, inline code not being one). Plural and
 //     possessive are grammar, not variants (an acronym's "CPUs" is
 //     "CPU"; adverbs in -s such as "sometimes" are not plurals). A name
 //     the document defines only in bold or italics ("**publish-new**")

@@ -68,6 +68,7 @@ func (p *prose) addWord(w string, at int, initial, code bool) {
 const (
 	minTermLetters   = 3   // shorter words are never terms
 	minSwapCount     = 4   // a swapped term is used at least this often on each side
+	maxSwapStray     = 3.0 // … and at most 1/maxSwapStray of its uses are on the other side
 	minSwapParts     = 2   // … in at least this many sections on each side
 	maxSwapRateRatio = 3.0 // and at comparable rates (per word of its side)
 	minSwapContext   = 0.5 // shared left/right neighbours, over the smaller set …
@@ -514,10 +515,13 @@ func identByte(c byte) bool {
 //
 //   - A and B are each used at least minSwapCount times, in at least
 //     minSwapParts sections, and never on the same side: every A comes
-//     before the first B (or the reverse);
+//     before the first B (or the reverse), up to a tenth of their uses
+//     in all and a third of each term's own;
 //   - their rates on their own sides differ by at most maxSwapRateRatio;
 //   - they occur in the same contexts: the words right before and after
-//     them overlap by at least minSwapContext of the smaller set.
+//     them overlap by at least minSwapContext of the smaller set, and at
+//     least minSwapContentContext of the shared ones are content words
+//     (not inline code, which all reads as one placeholder word).
 //
 // Limits: a swap confined to one section, or a term used fewer than
 // minSwapCount times on a side, is not seen; nor are two synonyms used
@@ -603,6 +607,13 @@ func (p *prose) swappedTerms(count map[string]int) []*variantGroup {
 			if nA < minSwapCount || nB < minSwapCount {
 				continue
 			}
+			// A word used on both sides throughout was not replaced: most
+			// of each term's own uses must be on its side ("written",
+			// 4 before and 3 after "parameter" takes over, is no term
+			// of RFC 3654 replaced by "parameter").
+			if maxSwapStray*float64(len(oa.pos)-nA) > float64(len(oa.pos)) || maxSwapStray*float64(len(ob.pos)-nB) > float64(len(ob.pos)) {
+				continue
+			}
 			rateA := float64(nA) / float64(max(1, split))
 			rateB := float64(nB) / float64(max(1, total-split))
 			if rateA > maxSwapRateRatio*rateB || rateB > maxSwapRateRatio*rateA {
@@ -616,7 +627,10 @@ func (p *prose) swappedTerms(count map[string]int) []*variantGroup {
 			for c := range ca {
 				if cb[c] {
 					shared++
-					if !functionWords[c[1:]] {
+					// Every inline code span reads as the placeholder
+					// codeWord: sharing it ("the `asm` statement", "the `h`
+					// modifier") is no shared content word.
+					if w := c[1:]; !functionWords[w] && w != codeWord {
 						content++
 					}
 				}
