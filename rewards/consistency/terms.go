@@ -31,7 +31,7 @@ type tok struct {
 	initial bool // first word of a sentence, list item or clause after a colon
 	code    bool // part of unquoted code (my_crate, x2, foo::Bar, camelCase)
 	term    bool // can be (part of) a term: see isTermWord
-	glued   bool // joined to the next word by a single space only
+	glued   bool // joined to the next word by a single space or line break only
 	ends    bool // ends a sentence
 }
 
@@ -57,7 +57,9 @@ func (p *prose) addWord(w string, at int, initial, code bool) {
 		w: w, lower: lower, block: bi, part: p.blocks[bi].part,
 		initial: initial, code: code,
 		term:  !code && utf8.RuneCountInString(w) >= minTermLetters && !functionWords[lower],
-		glued: len(rest) > 1 && rest[0] == ' ' && rest[1] != ' ',
+		// A line break inside a paragraph is a space ("future-possibilities
+		// sections" wrapped after the compound is still attributive).
+		glued: len(rest) > 1 && (rest[0] == ' ' || rest[0] == '\n') && rest[1] != ' ' && rest[1] != '\n',
 		ends:  sentenceEnds(rest),
 	})
 	p.blocks[bi].to = len(p.toks)

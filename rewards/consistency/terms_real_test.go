@@ -99,6 +99,26 @@ var realCases = []realCase{
 			"### Configuration Locations\n\n### Configuration Names\n\n### Related Options in Cargo\n\n" +
 			"### Slower problem discovery\n",
 	},
+	{
+		// A hyphenated compound at the end of a source line ("single-file"
+		// before the line break, "packages" after it) was not read as
+		// attributive, because a soft line break was not a space: it
+		// counted as a spelling of the noun phrase "a single file".
+		// The control writes the noun hyphenated twice, as RFC 3502 once
+		// does ("being in a single-file.").
+		name: "compound before a line break", rfc: "3424-cargo-script.md", check: checkTerminology,
+		real: "This *experimental RFC* adds unstable support for single-file\npackages in cargo so we can explore the design and resolve\n\n" +
+			"Therefore, this eRFC is limited in scope to running single-file\nrust packages.\n\n" +
+			"While other third-party cargo commands might not immediately adopt single-file\n" +
+			"packages, first-party support for them will help encourage their adoption.\n\n" +
+			"When a single file is not enough, you can separately define a `Cargo.toml` file along with the `src/main.rs` file.\n\n" +
+			"How do we handle the lockfile, balancing single-file\npackage use case needs (single file, easy copy / paste, etc) with\n",
+		control: "This *experimental RFC* adds unstable support for single-file\npackages in cargo so we can explore the design and resolve\n\n" +
+			"When a single file is not enough, you can separately define a `Cargo.toml` file along with the `src/main.rs` file.\n\n" +
+			"How do we handle the lockfile, balancing single-file\npackage use case needs (single file, easy copy / paste, etc) with\n\n" +
+			"transition when their program has outgrown being in a single-file.\n\n" +
+			"- Not single-file; just gives fast caching for a cargo package\n",
+	},
 }
 
 func TestRealTextFalsePositives(t *testing.T) {
