@@ -172,8 +172,19 @@ func surfaceForm(w string) string {
 	if acronymPlural(w) {
 		return w[:len(w)-1]
 	}
-	if f := foldPlural(strings.ToLower(w)); len(f) < len(w) && strings.EqualFold(w[:len(f)], f) {
+	l := strings.ToLower(w)
+	f := foldPlural(l)
+	if len(f) < len(w) && strings.EqualFold(w[:len(f)], f) {
 		return w[:len(f)]
+	}
+	// "-ies" to "-y" keeps the case of the stem: "Repositories" is
+	// "Repository", not a capitalization of its own.
+	if n := len(w); len(f) == n-2 && len(l) == n && strings.HasSuffix(l, "ies") && strings.HasSuffix(f, "y") {
+		y := "y"
+		if w[n-3] == 'I' {
+			y = "Y"
+		}
+		return w[:n-3] + y
 	}
 	return w
 }

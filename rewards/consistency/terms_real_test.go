@@ -119,6 +119,24 @@ var realCases = []realCase{
 			"transition when their program has outgrown being in a single-file.\n\n" +
 			"- Not single-file; just gives fast caching for a cargo package\n",
 	},
+	{
+		// A capitalized "-ies" plural kept its ending while the singular
+		// and the lower-case plural were folded, so "Repositories" (a
+		// working group's name, a post's title) and "Repository" (a
+		// paper's title) were two capitalizations of "repository".
+		name: "plural in -ies", rfc: "3691-trusted-publishing-cratesio.md", check: checkTerminology,
+		real: "Implementation of this would follow in [PyPI's footsteps](https://blog.pypi.org/posts/2023-04-20-introducing-trusted-publishers/) " +
+			"and align with [OpenSSF's Principles for Package Repository Security](https://repos.openssf.org/principles-for-package-repository-security#authorization).\n\n" +
+			"- Claims can be associated to a specific GitHub organization, repository, workflow, and environment.\n\n" +
+			"The OpenSSF Security Software Repositories Working Group [provides more detailed justification](https://repos.openssf.org/trusted-publishers-for-all-package-repositories#oidc-id-tokens-and-repository-controlled-tokens) " +
+			"to use the token exchange model were a valid ID token is exchanged for a package repository specific access token.\n\n" +
+			"Other package repositories have implemented similar support:\n" +
+			"- [OSSF's Trusted Publishers For All Package Repositories Blog Post](https://repos.openssf.org/trusted-publishers-for-all-package-repositories)\n",
+		control: "Implementation of this would follow in [PyPI's footsteps](https://blog.pypi.org/posts/2023-04-20-introducing-trusted-publishers/) " +
+			"and align with [OpenSSF's Principles for Package Repository Security](https://repos.openssf.org/principles-for-package-repository-security#authorization).\n\n" +
+			"The OpenSSF Security Software REPOSITORIES Working Group provides more detailed justification.\n\n" +
+			"Other package repositories have implemented similar support.\n",
+	},
 }
 
 func TestRealTextFalsePositives(t *testing.T) {
