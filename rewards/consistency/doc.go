@@ -131,9 +131,11 @@
 //     possessive are grammar, not variants (an acronym's "CPUs" is
 //     "CPU"; adverbs in -s such as "sometimes" are not plurals). A name
 //     the document defines only in bold or italics ("**publish-new**")
-//     has no open spelling ("publish new packages" is a verb phrase), and
-//     a link labelled with its target ("[lazy_static](…/lazy_static)")
-//     is not a plain use of an identifier. Each inconsistent term costs
+//     has no open spelling ("publish new packages" is a verb phrase), a
+//     link labelled with its target ("[lazy_static](…/lazy_static)")
+//     is not a plain use of an identifier, and one labelled with the
+//     anchor it points to ("[future-possibilities][]") is no spelling of
+//     a term. Each inconsistent term costs
 //     2(1 − p), p its majority form's share, and Pass = 1/(1 + Σ cost).
 //     Limits: synonyms used interchangeably throughout are not seen (that
 //     needs a thesaurus), and the replacement test misses renamings whose

@@ -36,6 +36,14 @@ const codeWord = "x"
 // lower-case word), while the words glued to it stay code ("`struct`s").
 const codeMark = '\x03'
 
+// anchorMark goes before the text of a link labelled with the anchor it
+// points to, a slug with a hyphen ("[future-possibilities][]" to
+// #future-possibilities), in
+// the plain text of prose (when plainText records info): that text names
+// the anchor, as an identifier does, and is no term of the prose. It is
+// not a letter, so words are unchanged.
+const anchorMark = '\x04'
+
 // codeMode says what stripSpans writes for an inline code span.
 type codeMode uint8
 
@@ -143,6 +151,10 @@ func stripSpans(s string, defs map[string]string, info *inlineInfo, b *strings.B
 			}
 			if info != nil {
 				info.links = append(info.links, link{text: plainText(text, nil, nil), dest: dest})
+				if t := strings.TrimSpace(text); len(dest) > 1 && dest[0] == '#' && strings.EqualFold(dest[1:], t) &&
+					strings.IndexByte(t, '-') > 0 && !strings.ContainsAny(t, " \t\n") {
+					b.WriteByte(anchorMark)
+				}
 			}
 			stripSpans(text, defs, info, b, code)
 			i = next

@@ -53,10 +53,11 @@ func (p *prose) addWord(w string, at int, initial, code bool) {
 	bi := len(p.blocks) - 1
 	rest := p.plain[at+len(w):]
 	lower := lowerWord(w)
+	anchor := at > 0 && p.plain[at-1] == anchorMark // a link labelled with its anchor
 	p.toks = append(p.toks, tok{
 		w: w, lower: lower, block: bi, part: p.blocks[bi].part,
 		initial: initial, code: code,
-		term:  !code && utf8.RuneCountInString(w) >= minTermLetters && !functionWords[lower],
+		term: !code && !anchor && utf8.RuneCountInString(w) >= minTermLetters && !functionWords[lower],
 		// A line break inside a paragraph is a space ("future-possibilities
 		// sections" wrapped after the compound is still attributive).
 		glued: len(rest) > 1 && (rest[0] == ' ' || rest[0] == '\n') && rest[1] != ' ' && rest[1] != '\n',

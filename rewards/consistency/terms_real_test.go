@@ -137,6 +137,25 @@ var realCases = []realCase{
 			"The OpenSSF Security Software REPOSITORIES Working Group provides more detailed justification.\n\n" +
 			"Other package repositories have implemented similar support.\n",
 	},
+	{
+		// A link labelled with the anchor it points to was a hyphenated
+		// spelling of the term: "noted in [future-possibilities][]" (to
+		// #future-possibilities) against "a future possibility". The
+		// control drops the links, leaving the hyphenated noun in prose.
+		name: "link labelled with its anchor", rfc: "3137-let-else.md", check: checkTerminology,
+		real: "Boolean matches are not useful with let-else and so lazy boolean expressions are disallowed for reasons noted in [future-possibilities][].\n\n" +
+			"This is for a possible extension for let-else similar to the (yet unimplemented) if-else-chains feature, as mentioned in [future-possibilities][] with more detail.\n\n" +
+			"However, as mentioned in the [future-possibilities][] section, this is likely not necessary.\n\n" +
+			"## Future possibilities\n[future-possibilities]: #future-possibilities\n\n" +
+			"While this RFC does not introduce or propose the same thing for let-else it attempts to allow it to be a future possibility for\npotential future consistency with if-let-chains.\n\n" +
+			"This RFC does not suggest that we do any of these, but notes that they would be future possibilities.\n\n",
+		control: "Boolean matches are not useful with let-else and so lazy boolean expressions are disallowed for reasons noted in future-possibilities.\n\n" +
+			"This is for a possible extension for let-else similar to the (yet unimplemented) if-else-chains feature, as mentioned in future-possibilities with more detail.\n\n" +
+			"However, as mentioned in the [future-possibilities][] section, this is likely not necessary.\n\n" +
+			"## Future possibilities\n[future-possibilities]: #future-possibilities\n\n" +
+			"While this RFC does not introduce or propose the same thing for let-else it attempts to allow it to be a future possibility for\npotential future consistency with if-let-chains.\n\n" +
+			"This RFC does not suggest that we do any of these, but notes that they would be future possibilities.\n\n",
+	},
 }
 
 func TestRealTextFalsePositives(t *testing.T) {
