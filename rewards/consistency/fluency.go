@@ -50,10 +50,13 @@ func (p *prose) fluency(tr trace) CheckResult {
 		judged++
 		fn, bad := 0, 0
 		for i := range ts {
-			if functionWords[ts[i].lower] || ts[i].lower == "i" {
+			// A capital "A" inside a sentence is a name ("link together
+			// CUs A and C"), not the article.
+			name := ts[i].w == "A" && !ts[i].initial
+			if (functionWords[ts[i].lower] || ts[i].lower == "i") && !name {
 				fn++
 			}
-			if i+1 < len(ts) && articles[ts[i].lower] && !ts[i].ends && cannotFollowArticle[ts[i+1].lower] {
+			if i+1 < len(ts) && articles[ts[i].lower] && !name && !ts[i].ends && cannotFollowArticle[ts[i+1].lower] {
 				bad++
 			}
 		}

@@ -156,6 +156,15 @@ var realCases = []realCase{
 			"While this RFC does not introduce or propose the same thing for let-else it attempts to allow it to be a future possibility for\npotential future consistency with if-let-chains.\n\n" +
 			"This RFC does not suggest that we do any of these, but notes that they would be future possibilities.\n\n",
 	},
+	{
+		// A capital "A" naming a compilation unit was the article "a",
+		// and "A and", "A with" two articles followed by words that
+		// cannot follow one: the paragraph read as shuffled words. The
+		// control writes the article in lower case before those words.
+		name: "capital A as a name", rfc: "3716-target-modifiers.md", check: checkFluency,
+		real: "It is unsound to link together CUs A and C, but linking A with B or B with C is\nsound.\n",
+		control: "It is unsound to link together CUs a and C, but linking a with B or B with C is\nsound.\n",
+	},
 }
 
 func TestRealTextFalsePositives(t *testing.T) {
