@@ -152,13 +152,14 @@
 //     0.5, or a sentence of ≥ 10 words repeated word for word in another
 //     section, is a repeat. Pass = 1/(1 + repeats).
 //   - fluency: a floor against prose that is not English. A paragraph of
-//     ≥ 20 words (inline code spans not counted) passes when ≥ 20 % of its words are function words
-//     (English prose has 40–55 %) and fewer than 2 % (or fewer than two)
-//     are an article followed by a word that cannot follow one ("the
-//     of"). Pass = passing / judged paragraphs. An RFC's prose replaced
-//     by words drawn uniformly from its own vocabulary scores 0.096 here
-//     (TestContentBlindness); its own words shuffled, 0.654. Grammatical
-//     nonsense passes.
+//     ≥ 20 words (inline code spans not counted) passes when ≥ 20 % of
+//     its words are function words (English prose has 40–55 %; numbers
+//     count as quantifiers) and fewer than 2 % (or fewer than two) are
+//     an article followed by a word that cannot follow one ("the of"; a
+//     capital "A" inside a sentence is a name). Pass = passing / judged
+//     paragraphs. An RFC's prose replaced by words drawn uniformly from
+//     its own vocabulary scores 0.096 here (TestContentBlindness); its
+//     own words shuffled, 0.647. Grammatical nonsense passes.
 //
 // # Independence from the writers
 //

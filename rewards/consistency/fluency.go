@@ -53,7 +53,9 @@ func (p *prose) fluency(tr trace) CheckResult {
 			// A capital "A" inside a sentence is a name ("link together
 			// CUs A and C"), not the article.
 			name := ts[i].w == "A" && !ts[i].initial
-			if (functionWords[ts[i].lower] || ts[i].lower == "i") && !name {
+			// A number is a quantifier, like "many" or "few" ("contains
+			// 5 types, 26 traits").
+			if (functionWords[ts[i].lower] || ts[i].lower == "i" || numeral(ts[i].w)) && !name {
 				fn++
 			}
 			if i+1 < len(ts) && articles[ts[i].lower] && !name && !ts[i].ends && cannotFollowArticle[ts[i+1].lower] {
@@ -89,4 +91,14 @@ func joinComma(s []string) string {
 		out += x
 	}
 	return out
+}
+
+// numeral reports a word of decimal digits only.
+func numeral(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return w != ""
 }

@@ -165,6 +165,17 @@ var realCases = []realCase{
 		real: "It is unsound to link together CUs A and C, but linking A with B or B with C is\nsound.\n",
 		control: "It is unsound to link together CUs a and C, but linking a with B or B with C is\nsound.\n",
 	},
+	{
+		// Numbers were content words, so a sentence counting items read
+		// as a list of names (15 % function words). A number is a
+		// quantifier, as "many" and "few" are. The control is the same
+		// sentence as a list of names without the numbers.
+		name: "numbers are quantifiers", rfc: "3114-prelude-2021.md", check: checkFluency,
+		real: "`std::prelude::v1` currently contains 5 types, 26 traits, 4 variants, 22 macros and 1 free function " +
+			"(not including primitive types like bool, char, integers, floating points and slices).\n",
+		control: "`std::prelude::v1` currently contains types, traits, variants, macros and free function " +
+			"(not including primitive types like bool, char, integers, floating points and slices), TryFrom, TryInto, FromIterator.\n",
+	},
 }
 
 func TestRealTextFalsePositives(t *testing.T) {
