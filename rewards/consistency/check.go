@@ -262,7 +262,7 @@ func (o Options) check(src []byte, tr trace) Report {
 		if part < 0 {
 			part = len(tmpl.Sections) + b.heading + 1
 		}
-		text.startBlock(b, part, plain)
+		text.startBlock(b, part, plain, b.kind == blockItem && citation(b.text, d.defs))
 		q := 0
 		prevEnd := 0
 		eachWord(plain, func(w string, at int) {

@@ -133,9 +133,12 @@
 //     the document defines only in bold or italics ("**publish-new**")
 //     has no open spelling ("publish new packages" is a verb phrase), a
 //     link labelled with its target ("[lazy_static](…/lazy_static)")
-//     is not a plain use of an identifier, and one labelled with the
-//     anchor it points to ("[future-possibilities][]") is no spelling of
-//     a term. Each inconsistent term costs
+//     is not a plain use of an identifier, one labelled with the anchor
+//     it points to ("[future-possibilities][]") is no spelling of a
+//     term, and a list item that is only a link to another site (a
+//     reference list's entry, "[IRLO: Propose additions to
+//     std::prelude](https://…)") cites that page's title and holds no
+//     terms. Each inconsistent term costs
 //     2(1 − p), p its majority form's share, and Pass = 1/(1 + Σ cost).
 //     Limits: synonyms used interchangeably throughout are not seen (that
 //     needs a thesaurus), and the replacement test misses renamings whose

@@ -171,6 +171,19 @@ func stripSpans(s string, defs map[string]string, info *inlineInfo, b *strings.B
 	}
 }
 
+// citation reports inline Markdown that is one link to another site and
+// nothing else ("[IRLO: Propose additions to std::prelude](https://…)"):
+// as a list item, an entry of a reference list.
+func citation(s string, defs map[string]string) bool {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "[") {
+		return false
+	}
+	text, dest, next, ok := readLink(s, 0, defs)
+	return ok && next == len(s) && strings.TrimSpace(text) != "" &&
+		(strings.HasPrefix(dest, "https://") || strings.HasPrefix(dest, "http://"))
+}
+
 // closingTicks finds a run of exactly n backticks at or after i.
 func closingTicks(s string, i, n int) int {
 	for i < len(s) {

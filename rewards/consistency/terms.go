@@ -41,11 +41,15 @@ type proseBlock struct {
 	part, line int
 	from, to   int // token range
 	plain      string
+	// cite marks a list item that is only a link to another site: a
+	// reference list's entry, whose text is the cited page's title, not
+	// the document's prose; it holds no terms.
+	cite bool
 }
 
-func (p *prose) startBlock(b *block, part int, plain string) {
+func (p *prose) startBlock(b *block, part int, plain string, cite bool) {
 	n := len(p.toks)
-	p.blocks = append(p.blocks, proseBlock{kind: b.kind, part: part, line: b.line, from: n, to: n, plain: plain})
+	p.blocks = append(p.blocks, proseBlock{kind: b.kind, part: part, line: b.line, from: n, to: n, plain: plain, cite: cite})
 	p.plain = plain
 }
 
@@ -57,7 +61,7 @@ func (p *prose) addWord(w string, at int, initial, code bool) {
 	p.toks = append(p.toks, tok{
 		w: w, lower: lower, block: bi, part: p.blocks[bi].part,
 		initial: initial, code: code,
-		term: !code && !anchor && utf8.RuneCountInString(w) >= minTermLetters && !functionWords[lower],
+		term: !code && !anchor && !p.blocks[bi].cite && utf8.RuneCountInString(w) >= minTermLetters && !functionWords[lower],
 		// A line break inside a paragraph is a space ("future-possibilities
 		// sections" wrapped after the compound is still attributive).
 		glued: len(rest) > 1 && (rest[0] == ' ' || rest[0] == '\n') && rest[1] != ' ' && rest[1] != '\n',
@@ -475,6 +479,9 @@ func (p *prose) codeVariants() []*variantGroup {
 	for _, id := range ids {
 		plain := 0
 		for _, b := range p.blocks {
+			if b.cite {
+				continue
+			}
 			for s := b.plain; ; {
 				i := strings.Index(s, id)
 				if i < 0 {

@@ -162,7 +162,7 @@ var realCases = []realCase{
 		// cannot follow one: the paragraph read as shuffled words. The
 		// control writes the article in lower case before those words.
 		name: "capital A as a name", rfc: "3716-target-modifiers.md", check: checkFluency,
-		real: "It is unsound to link together CUs A and C, but linking A with B or B with C is\nsound.\n",
+		real:    "It is unsound to link together CUs A and C, but linking A with B or B with C is\nsound.\n",
 		control: "It is unsound to link together CUs a and C, but linking a with B or B with C is\nsound.\n",
 	},
 	{
@@ -175,6 +175,21 @@ var realCases = []realCase{
 			"(not including primitive types like bool, char, integers, floating points and slices).\n",
 		control: "`std::prelude::v1` currently contains types, traits, variants, macros and free function " +
 			"(not including primitive types like bool, char, integers, floating points and slices), TryFrom, TryInto, FromIterator.\n",
+	},
+	{
+		// A reference list's entry that is only a link cites the title of
+		// the page it points to: the forum thread "Propose additions to
+		// std::prelude" is no plain use of the identifier the RFC writes
+		// as `std::prelude`. The control writes it plain in the RFC's
+		// own prose.
+		name: "cited titles", rfc: "3114-prelude-2021.md", check: checkTerminology,
+		real: "The compiler currently brings all items from `std::prelude::v1` into scope for each module (for code using `std`). Crates that declare usage of the 2021 edition will instead get items from `std::prelude::rust_2021` imported into scope. With the implementation of this RFC, we will add `rust_2015` and `rust_2018` modules in `std::prelude`, and a crate configuring a particular edition will get the prelude appropriate for its edition.\n\n" +
+			"The documentation for `FromIterator`'s `from_iter()` method currently reads:\n\n" +
+			"## Previous discussions\n\n* [IRLO: Propose additions to std::prelude](https://internals.rust-lang.org/t/propose-additions-to-std-prelude/7189)\n* [IRLO: Pre-RFC: Add FromIterator to the prelude](https://internals.rust-lang.org/t/pre-rfc-add-fromiterator-to-the-prelude/4324)\n\n",
+		control: "The compiler currently brings all items from `std::prelude::v1` into scope for each module (for code using `std`). Crates that declare usage of the 2021 edition will instead get items from `std::prelude::rust_2021` imported into scope. With the implementation of this RFC, we will add `rust_2015` and `rust_2018` modules in std::prelude, and a crate configuring a particular edition will get the prelude appropriate for its edition.\n\n" +
+			"The documentation for `FromIterator`'s `from_iter()` method currently reads:\n\n" +
+			"## Previous discussions\n\n* [IRLO: Propose additions to std::prelude](https://internals.rust-lang.org/t/propose-additions-to-std-prelude/7189)\n* [IRLO: Pre-RFC: Add FromIterator to the prelude](https://internals.rust-lang.org/t/pre-rfc-add-fromiterator-to-the-prelude/4324)\n\n" +
+			"A crate may also use FromIterator explicitly.\n\n",
 	},
 }
 
