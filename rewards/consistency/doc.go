@@ -116,8 +116,9 @@
 //     across its forms by lower case, singular and no hyphens. Flagged:
 //     closed / hyphenated / open spellings (subslice, sub-slice, "type
 //     checker"; a hyphenated compound before a noun, "command-line
-//     tool" (a line break between them is a space), is English's
-//     attributive form and not a variant, and one
+//     tool" (a line break between them is a space; also coordinated,
+//     "single-file and multi-file packages"), is English's attributive
+//     form and not a variant, and one
 //     stray hyphenated-versus-open alternation is tolerated); two
 //     capitalizations of a name (WASM / Wasm; a capital against lower
 //     case alone is not counted: the Reference, a reference); an

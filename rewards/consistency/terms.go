@@ -314,9 +314,7 @@ func (p *prose) terminology(tr trace) CheckResult {
 		count[k]++
 		tm := get(k)
 		form := surfaceForm(t.w)
-		attributive := strings.IndexByte(t.w, '-') >= 0 && i+1 < len(p.toks) && t.glued && !t.ends &&
-			p.toks[i+1].block == t.block && isTermWord(&p.toks[i+1])
-		if !attributive {
+		if !p.attributive(i) {
 			// A hyphenated compound before a noun ("command-line tool") is
 			// English's attributive form, not a variant of "command line".
 			tm.spelled.add(foldPlural(lowerWord(form)), 1)
@@ -391,6 +389,24 @@ func (p *prose) terminology(tr trace) CheckResult {
 		detail += ": " + strings.Join(shown, "; ")
 	}
 	return CheckResult{Name: checkTerminology, Pass: 1 / (1 + cost), N: judged, Detail: detail}
+}
+
+// attributive reports a hyphenated compound before a noun ("command-line
+// tool"), English's attributive form and not a variant of the open
+// "command line"; also when it is coordinated with another one before
+// the noun ("single-file and multi-file packages").
+func (p *prose) attributive(i int) bool {
+	t := &p.toks[i]
+	if strings.IndexByte(t.w, '-') < 0 || i+1 >= len(p.toks) || !t.glued || t.ends || p.toks[i+1].block != t.block {
+		return false
+	}
+	next := &p.toks[i+1]
+	if isTermWord(next) {
+		return true
+	}
+	return (next.lower == "and" || next.lower == "or") && next.glued && !next.ends &&
+		i+2 < len(p.toks) && p.toks[i+2].block == t.block && strings.IndexByte(p.toks[i+2].w, '-') >= 0 &&
+		p.attributive(i+2)
 }
 
 // casePattern names how a word is capitalized: its lower-case form, a

@@ -306,3 +306,34 @@ func TestReplacedTermsOnRealText(t *testing.T) {
 		}
 	}
 }
+
+// TestCoordinatedCompounds: RFC 3424 writes the compound adjective
+// hyphenated before its noun and the noun phrase open, as English does:
+// "single-file packages", "between single-file and multi-file packages",
+// but "When a single file is not enough". The coordinated compound was
+// not read as attributive (its next word is "and"), and with a
+// parenthetical one ("Single-file (`.crs` extension) rust code") the two
+// counted against the three open noun phrases. The control hyphenates
+// one of the noun phrases ("When a single-file is not enough"), which
+// must be flagged.
+func TestCoordinatedCompounds(t *testing.T) {
+	singleFile := func(doc string) []string {
+		tr := trace{}
+		Options{Template: rfcTemplate}.check([]byte(doc), tr)
+		var out []string
+		for _, f := range tr[checkTerminology] {
+			if strings.Contains(f.text, `"single file"`) {
+				out = append(out, f.text)
+			}
+		}
+		return out
+	}
+	doc := readRFC(t, "3424-cargo-script.md")
+	if f := singleFile(doc); len(f) > 0 {
+		t.Errorf("3424 as written: %v", f)
+	}
+	ctl := replaceOnce(t, doc, "When a single file is not enough", "When a single-file is not enough")
+	if f := singleFile(ctl); len(f) == 0 {
+		t.Errorf("3424 with a noun phrase hyphenated: not flagged")
+	}
+}
