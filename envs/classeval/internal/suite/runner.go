@@ -390,6 +390,17 @@ type ExampleResult struct {
 	// Attempted and Failed count the examples (doctest's counts); a method
 	// without examples attempts none and passes.
 	Attempted, Failed int
+	// Mismatches, Cosmetic, CodeErrors and ExampleErrors count the failed
+	// examples by kind: a wrong output; the right value printed otherwise
+	// than the docstring writes it ("3.0" for "3.00", a quoted string for
+	// a bare one, equal literals); an exception raised in the class's
+	// code; an exception raised by the example itself, outside the class's
+	// code (a name the docstring never defines, a file it assumes, a
+	// syntax error in the docstring). A timeout or a program that did not
+	// run counts in none of them.
+	Mismatches, Cosmetic, CodeErrors, ExampleErrors int
+	// Timeout reports that the examples ran out of CPU time.
+	Timeout bool
 	// Pass reports that the program ran and no example failed.
 	Pass bool
 	// Report is what an agent reads: doctest's report of the failures, or
@@ -412,13 +423,56 @@ _signal.signal(_signal.SIGPROF, _alarm)
 ` + sleepBudget + `_random.seed(0)
 _out = _sys.stdout
 _rep = _io.StringIO()
+_SKEL = _b64.b64decode(%q).decode()
+_CLASS = %q
+_CODE_LINES = %d
+` + exampleSetup + `import traceback as _traceback
+def _value(text):
+    # The Python value a printed output stands for: a literal, else the
+    # text itself (a bare string is what print shows of a str).
+    text = text.strip()
+    try:
+        return _ast.literal_eval(text)
+    except Exception:
+        return text
+def _same(a, b):
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+class _Runner(_doctest.DocTestRunner):
+    # Counts the failures by kind: a wrong output; a right value printed
+    # otherwise than the docstring writes it (3.0 for "3.00", 'a' for "a",
+    # a list for the tuple it equals); an exception raised in the class's
+    # code (a frame of it in the traceback); an exception raised by the
+    # example itself (NameError, SyntaxError, …).
+    kinds = {"mismatch": 0, "cosmetic": 0, "code_error": 0, "example_error": 0}
+    def report_failure(self, out, test, example, got):
+        cosmetic = False
+        try:
+            cosmetic = bool(example.want.strip()) and bool(got.strip()) and _same(_value(example.want), _value(got))
+        except Exception:
+            pass
+        self.kinds["cosmetic" if cosmetic else "mismatch"] += 1
+        super().report_failure(out, test, example, got)
+    def report_unexpected_exception(self, out, test, example, exc_info):
+        frames = _traceback.extract_tb(exc_info[2])
+        code = any(f.filename.endswith("main.py") and f.lineno <= _CODE_LINES for f in frames)
+        self.kinds["code_error" if code else "example_error"] += 1
+        super().report_unexpected_exception(out, test, example, exc_info)
 try:
     _test = _doctest.DocTestParser().get_doctest(_SRC, dict(globals()), %q, "docstring", 0)
-    _runner = _doctest.DocTestRunner(optionflags=_doctest.ELLIPSIS | _doctest.NORMALIZE_WHITESPACE, verbose=False)
+    _runner = _Runner(optionflags=_doctest.ELLIPSIS | _doctest.NORMALIZE_WHITESPACE, verbose=False)
     _signal.setitimer(_signal.ITIMER_PROF, _LIMIT)
+    _setup(_test, _rep.write)
     _r = _runner.run(_test, out=_rep.write)
     _signal.setitimer(_signal.ITIMER_PROF, 0)
-    _res = {"attempted": _r.attempted, "failed": _r.failed, "report": _rep.getvalue()[-2000:]}
+    _res = {"attempted": _r.attempted, "failed": _r.failed, "kinds": _runner.kinds, "report": _rep.getvalue()[-2000:]}
 except BaseException as _e:
     _signal.setitimer(_signal.ITIMER_PROF, 0)
     _res = {"attempted": 0, "failed": 1, "timeout": isinstance(_e, _Timeout),
@@ -426,12 +480,107 @@ except BaseException as _e:
 print(_MARK + _json.dumps(_res), file=_out, flush=True)
 `
 
+// exampleSetup defines _setup(test, write), which binds the names a
+// method's examples use before any of its examples assigns them, as a
+// developer running the examples would: ClassEval's docstrings often call
+// an instance built in another docstring of the class (">>> system =
+// AssessmentSystem()" in one method, "system.add_student(…)" in the next)
+// or in none. For each such name, the first example in the class's
+// docstrings (the skeleton's: the class's, then each method's, in order)
+// that assigns it alone ("NAME = EXPR") runs first, with the names it
+// needs bound the same way; a name that no docstring assigns and that the
+// examples use as an object ("NAME.attr") is bound to an instance of the
+// class built without arguments, when the class allows that. What was
+// bound, and what failed, heads the report. The setup runs on the code
+// under test, under the examples' CPU limit. It goes through fmt.Sprintf
+// with the harness: no % in it.
+const exampleSetup = `import ast as _ast, builtins as _builtins
+def _assignments():
+    out = {}
+    try:
+        tree = _ast.parse(_SKEL)
+    except SyntaxError:
+        return out
+    for node in _ast.walk(tree):
+        if not isinstance(node, (_ast.ClassDef, _ast.FunctionDef, _ast.AsyncFunctionDef)):
+            continue
+        doc = _ast.get_docstring(node, clean=True)
+        if not doc:
+            continue
+        try:
+            exs = _doctest.DocTestParser().get_examples(doc)
+        except ValueError:
+            continue
+        for ex in exs:
+            try:
+                t = _ast.parse(ex.source)
+            except SyntaxError:
+                continue
+            if len(t.body) == 1 and isinstance(t.body[0], _ast.Assign) and len(t.body[0].targets) == 1 and isinstance(t.body[0].targets[0], _ast.Name):
+                out.setdefault(t.body[0].targets[0].id, ex.source)
+    return out
+def _free(sources, globs):
+    # The names loaded before any of sources stores them that globs lacks,
+    # and the names used as an object (NAME.attr).
+    stored, free, objects = set(), [], set()
+    for src in sources:
+        try:
+            t = _ast.parse(src)
+        except SyntaxError:
+            continue
+        loads = []
+        for n in _ast.walk(t):
+            if isinstance(n, _ast.Name):
+                if isinstance(n.ctx, _ast.Store):
+                    stored.add(n.id)
+                else:
+                    loads.append(n.id)
+            elif isinstance(n, _ast.Attribute) and isinstance(n.value, _ast.Name):
+                objects.add(n.value.id)
+        for name in loads:
+            if name not in stored and name not in globs and not hasattr(_builtins, name) and name not in free:
+                free.append(name)
+    return free, objects
+def _setup(test, write):
+    assigns = _assignments()
+    free, objects = _free([ex.source for ex in test.examples], test.globs)
+    done = []
+    def bind(name, depth):
+        if name in test.globs or depth > 3:
+            return
+        src = assigns.get(name)
+        if src is not None:
+            for dep in _free([src], test.globs)[0]:
+                if dep != name:
+                    bind(dep, depth + 1)
+            try:
+                exec(compile(src, "<setup>", "exec"), test.globs)
+                done.append(src.strip())
+            except _Timeout:
+                raise
+            except BaseException as e:
+                done.append(src.strip() + "  # failed: " + type(e).__name__)
+        elif name in objects and isinstance(test.globs.get(_CLASS), type):
+            try:
+                test.globs[name] = test.globs[_CLASS]()
+                done.append(name + " = " + _CLASS + "()")
+            except _Timeout:
+                raise
+            except BaseException as e:
+                done.append(name + " = " + _CLASS + "()  # failed: " + type(e).__name__)
+    for name in free:
+        bind(name, 0)
+    if done:
+        write("setup, from the class's docstrings:\n" + "".join("    " + l + "\n" for l in done))
+`
+
 // ExamplesProgram returns the sandbox program that runs method m's
 // examples on impls' assembly of c.
 func (r *Runner) ExamplesProgram(c *Class, m *Method, impls []Impl) sandbox.Program {
 	code := c.Assemble(impls)
 	mk := mark(code + m.Examples)
-	test := fmt.Sprintf(exampleHarness, mk, base64.StdEncoding.EncodeToString([]byte(m.Examples)), r.cfg.TestCPUSeconds, c.Name+"."+m.Name)
+	test := fmt.Sprintf(exampleHarness, mk, base64.StdEncoding.EncodeToString([]byte(m.Examples)), r.cfg.TestCPUSeconds,
+		base64.StdEncoding.EncodeToString([]byte(c.Skeleton)), c.Name, strings.Count(code, "\n")+1, c.Name+"."+m.Name)
 	return sandbox.Program{TaskID: c.ID + "/" + m.Name, Code: code, Test: test}
 }
 
@@ -460,12 +609,20 @@ func (r *Runner) RunExamples(ctx context.Context, c *Class, m *Method, impls []I
 		}
 		var er struct {
 			Attempted, Failed int
-			Report            string
-			Timeout           bool
+			Kinds             struct {
+				Mismatch     int `json:"mismatch"`
+				Cosmetic     int `json:"cosmetic"`
+				CodeError    int `json:"code_error"`
+				ExampleError int `json:"example_error"`
+			}
+			Report  string
+			Timeout bool
 		}
 		if json.Unmarshal([]byte(payload), &er) == nil {
 			out.Attempted, out.Failed, out.Report = er.Attempted, er.Failed, sanitize(er.Report)
+			out.Mismatches, out.Cosmetic, out.CodeErrors, out.ExampleErrors = er.Kinds.Mismatch, er.Kinds.Cosmetic, er.Kinds.CodeError, er.Kinds.ExampleError
 			out.Pass = er.Failed == 0
+			out.Timeout = er.Timeout
 			if er.Timeout {
 				out.DurationS += r.cfg.TestCPUSeconds
 			}
