@@ -51,6 +51,10 @@ type exampleRun struct {
 	Output string `json:"output"`
 	// DurationS is the run's deterministic duration in seconds.
 	DurationS float64 `json:"duration_s"`
+	// Kinds counts the failed examples by kind: a wrong output, the right
+	// value printed otherwise, an exception raised in the class's code, an
+	// exception raised by the example itself (see suite.ExampleResult).
+	Kinds [4]int `json:"kinds"`
 }
 
 // classScore is the outcome of the hidden unittest suite of a class.
@@ -72,6 +76,11 @@ type backend interface {
 	// task t, in the order m_dire, m_iter, c_t0, c_5#0..; a mode the
 	// outputs directory lacks is absent.
 	Recordings(model string, t, m int) []recording
+	// ClassSamples returns the whole-class samples ("c_t0", "c_5#0", …)
+	// model has for task t, in replay order; ClassSampleTokens counts the
+	// tokens of one sample's whole reply.
+	ClassSamples(model string, t int) []string
+	ClassSampleTokens(model string, t int, source string) int
 	// HasMode reports whether the outputs directory holds model's
 	// completions in mode ("m_dire", "m_iter", "c_t0", "c_5").
 	HasMode(model, mode string) bool

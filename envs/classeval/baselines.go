@@ -20,6 +20,8 @@ const (
 	BaselineStrongTest    = "strong_test"
 	BaselineStrongNaive   = "strong_naive"
 	BaselineStrongByTeam  = "strong_by_team"
+	BaselineHolistic      = "holistic"
+	BaselineHolisticSplit = "holistic_or_split"
 	soloPrefix            = "solo_"
 )
 
@@ -56,13 +58,21 @@ const baselineRewrites = 2
 //   - strong_naive: only the capable coders work, implementing the next
 //     unclaimed method (m_dire) in parallel, without examples or rewrites;
 //     the others submit at once.
-//   - strong_by_team: strong_naive with the threshold and the order chosen
-//     by the team's strongest model (byTeamRules): the coders within 0.9
-//     of the best (ChatGPT best) or 0.6 (any other) write in parallel
-//     without examples or rewrites, dependencies first in context when the
-//     best is ChatGPT, CodeGeeX or instruct-StarCoder, in the class's order
-//     otherwise; the others submit at once. It is the per-team choice of
-//     the headroom test (headroom_test.go), made on training seeds.
+//   - holistic: the team's best whole-class writer writes the whole class
+//     in one call (write_class) and submits; the others submit at once
+//     (ClassEval's holistic generation).
+//   - holistic_or_split: a class of 3 or more methods as holistic, a
+//     smaller one method by method by the coders within 0.6 of the best
+//     (strength), in parallel; nobody runs examples. The best single rule
+//     of the headroom test on training seeds.
+//   - strong_by_team: the rule chosen by the team's strongest model
+//     (byTeamRules): ChatGPT best, holistic by the best whole-class writer
+//     (when it is ChatGPT itself: the strongest alone); GPT-4 best,
+//     holistic_or_split; instruct-StarCoder best, the coders within 0.6 of
+//     it write dependencies first in context; any other, the coders within
+//     0.6 of the best write in the class's order. Nobody runs examples. It
+//     is the per-team choice of the headroom test (headroom_test.go), made
+//     on training seeds.
 func (e *Env) Baseline(name string) (core.Baseline, error) {
 	switch name {
 	case BaselineSingleAgent:
@@ -83,6 +93,10 @@ func (e *Env) Baseline(name string) (core.Baseline, error) {
 		return baselineFunc(func() []int { return e.capableOnly(false) }), nil
 	case BaselineStrongByTeam:
 		return baselineFunc(e.strongByTeam), nil
+	case BaselineHolistic:
+		return baselineFunc(func() []int { return holistic.act(e) }), nil
+	case BaselineHolisticSplit:
+		return baselineFunc(func() []int { return holisticOrSplit.act(e) }), nil
 	}
 	if model, ok := strings.CutPrefix(name, soloPrefix); ok {
 		for _, m := range e.p.Pool {
@@ -158,43 +172,32 @@ func (e *Env) capableOnly(careful bool) []int {
 	})
 }
 
-// byTeamRule is strong_by_team's rule for one kind of team: the share of
-// the team's best strength a coder needs to write, and whether it writes
-// dependencies first, in context.
-type byTeamRule struct {
-	share float64
-	deps  bool
-}
-
-// byTeamRules maps the team's strongest model to its rule; a team whose
-// strongest model is not listed plays byTeamDefault. The table is the
-// headroom test's per-team choice on 320 training seeds (BENCHMARKS.md,
-// "Headroom").
+// The rules of the holistic baselines (rules.go).
 var (
-	byTeamRules = map[string]byTeamRule{
-		"ChatGPT":            {0.9, true},
-		"CodeGeeX":           {0.6, true},
-		"instruct-StarCoder": {0.6, true},
+	holistic        = rule{draft: draftClass}
+	holisticOrSplit = rule{share: 0.6, draft: draftClass, minM: 3}
+)
+
+// byTeamRules maps the team's strongest model to strong_by_team's rule; a
+// team whose strongest model is not listed plays byTeamDefault. The table
+// is the headroom test's per-team choice on 768 training seeds
+// (BENCHMARKS.md, "Headroom").
+var (
+	byTeamRules = map[string]rule{
+		"ChatGPT":            {share: 1, draft: draftClass},
+		"GPT-4":              holisticOrSplit,
+		"instruct-StarCoder": {share: 0.6, deps: true},
 	}
-	byTeamDefault = byTeamRule{0.6, false}
+	byTeamDefault = rule{share: 0.6}
 )
 
 // strongByTeam is strong_by_team.
 func (e *Env) strongByTeam() []int {
-	s := e.strongest()
-	r, ok := byTeamRules[e.agents[s].model.Name]
+	r, ok := byTeamRules[e.agents[e.strongest()].model.Name]
 	if !ok {
 		r = byTeamDefault
 	}
-	writes := func(i int) bool { return e.agents[i].strength >= r.share*e.agents[s].strength }
-	acts := e.freeActs(func(i int) int {
-		if !writes(i) {
-			return decSubmit
-		}
-		return e.claimOrSubmit(i, r.deps)
-	})
-	e.unstick(acts, writes)
-	return acts
+	return r.act(e)
 }
 
 // single is the lone careful coder w; the others submit at once.

@@ -64,6 +64,7 @@ const (
 	decWait = iota
 	decImplement
 	decImplementReady
+	decWriteClass
 	decRunExamples
 	decRepair
 	decTakeOver
@@ -75,6 +76,7 @@ var decisionSpecs = []core.DecisionSpec{
 	{Name: "wait"},
 	{Name: "implement"},
 	{Name: "implement_ready"},
+	{Name: "write_class"},
 	{Name: "run_examples"},
 	{Name: "repair"},
 	{Name: "take_over"},
@@ -83,41 +85,51 @@ var decisionSpecs = []core.DecisionSpec{
 
 // The observation features, each in [0, 1].
 const (
-	featFree         = iota // can act now
-	featSubmitted           // has submitted
-	featStrength            // own model's strength (see Model table: measured pass rate)
-	featStrongest           // own model is the team's strongest
-	featCheapest            // own model is the team's cheapest
-	featPrice               // own completion price / the team's highest
-	featSpeed               // own decode speed / the team's fastest
-	featHasIter             // own model has in-context (m_iter) completions
-	featTeamBest            // the team's best strength
-	featTeamMean            // the team's mean strength
-	featUnclaimed           // unclaimed methods / M
-	featReady               // unclaimed methods whose dependencies have code / M
-	featAnyReady            // some unclaimed method has its dependencies written
-	featNextBlocked         // the first unclaimed method has dependencies without code
-	featCanTest             // one of its methods has untested code
-	featTestHasEx           // that method has visible examples
-	featCanRepair           // one of its methods failed its examples and it has recordings left
-	featRepairLeft          // recordings left for that method / 8
-	featOwned               // its methods / M
-	featOwnPassing          // its methods whose examples pass / M
-	featTeamWritten         // methods with code / M
-	featTeamPassing         // methods whose examples pass / M
-	featTeamFailing         // methods whose examples fail / M
-	featTakeable            // teammates' failing methods it could take over / M
-	featTakeWeaker          // one of those was written by a weaker model than its own
-	featBusy                // busy agents / N
-	featDone                // submitted agents / N
-	featTime                // clock / reference makespan / 2
-	featTokens              // tokens / reference tokens / 4
-	featDollars             // dollars / reference dollars / 4
-	featQueue               // the team's last rate-limit wait / 30 s
-	featClassSize           // M / 10
-	featRelStrength         // own strength / the team's best (1 for the strongest)
-	featNextExamples        // the first unclaimed method has visible examples
-	featNextDeps            // the first unclaimed method depends on other methods
+	featFree            = iota // can act now
+	featSubmitted              // has submitted
+	featStrength               // own model's strength (see Model table: measured pass rate)
+	featStrongest              // own model is the team's strongest
+	featCheapest               // own model is the team's cheapest
+	featPrice                  // own completion price / the team's highest
+	featSpeed                  // own decode speed / the team's fastest
+	featHasIter                // own model has in-context (m_iter) completions
+	featTeamBest               // the team's best strength
+	featTeamMean               // the team's mean strength
+	featUnclaimed              // unclaimed methods / M
+	featReady                  // unclaimed methods whose dependencies have code / M
+	featAnyReady               // some unclaimed method has its dependencies written
+	featNextBlocked            // the first unclaimed method has dependencies without code
+	featCanTest                // one of its methods has untested code
+	featTestHasEx              // that method has visible examples
+	featCanRepair              // one of its methods failed its examples and it has recordings left
+	featRepairLeft             // recordings left for that method / 8
+	featOwned                  // its methods / M
+	featOwnPassing             // its methods whose examples pass / M
+	featTeamWritten            // methods with code / M
+	featTeamPassing            // methods whose examples pass / M
+	featTeamFailing            // methods whose examples fail / M
+	featTakeable               // teammates' failing methods it could take over / M
+	featTakeWeaker             // one of those was written by a weaker model than its own
+	featBusy                   // busy agents / N
+	featDone                   // submitted agents / N
+	featTime                   // clock / reference makespan / 2
+	featTokens                 // tokens / reference tokens / 4
+	featDollars                // dollars / reference dollars / 4
+	featQueue                  // the team's last rate-limit wait / 30 s
+	featClassSize              // M / 10
+	featRelStrength            // own strength / the team's best (1 for the strongest)
+	featNextExamples           // the first unclaimed method has visible examples
+	featNextDeps               // the first unclaimed method depends on other methods
+	featClassStrength          // own model's whole-class strength (Model table: measured pass rate of its c_t0 classes)
+	featBestClassWriter        // own model is the team's best whole-class writer
+	featTeamBestClass          // the team's best whole-class strength
+	featCanWriteClass          // write_class is legal: own model has a whole-class sample left and methods are unclaimed
+	featFailMismatch           // of the failed examples of the method repair (else take_over) targets: share with a wrong output
+	featFailCosmetic           // … share that printed the right value otherwise than the docstring writes it
+	featFailCode               // … share that raised in the class's code
+	featFailExample            // … share that raised in the example itself (a name or file the docstring assumes)
+	featFailedVersions         // versions of that method whose examples failed / 3
+	featTeamUntested           // methods with code whose current version is untested / M
 	obsSize
 )
 
@@ -250,6 +262,7 @@ type Env struct {
 	queueS    float64
 	lastQueue float64
 	unextract int
+	samples   map[string]bool // "MODEL/SOURCE" whole-class samples replayed by write_class
 	takeOvers int
 	rewrites  int
 	refTime   float64
@@ -269,16 +282,24 @@ type method struct {
 	source  string     // "MODEL/SOURCE"
 	writer  int        // the agent whose model wrote code
 	version int
-	tested  int // the version of the last finished example run, -1 if none
+	tested  int  // the version of the last finished example run, -1 if none
+	testing bool // an example run is in flight
 	pass    bool
 	output  string
-	used    map[string]bool // "MODEL/SOURCE" recordings already replayed
+	// kinds holds the last finished run's failed examples by kind (wrong
+	// output, right value printed otherwise, error in the code, error in
+	// the example); failedVersions counts the versions whose examples
+	// failed.
+	kinds          [4]int
+	failedVersions int
+	used           map[string]bool // "MODEL/SOURCE" recordings already replayed
 }
 
 // agent is one coder.
 type agent struct {
 	model           Model
 	strength        float64
+	classStrength   float64
 	eventclock.Slot // busy until BusyUntil, when Effect lands the agent's work
 	submitted       bool
 	notes           []string
@@ -345,7 +366,7 @@ func newEnv(p Params, be backend) (*Env, error) {
 	for i := range names {
 		names[i] = fmt.Sprintf("coder%d", i)
 	}
-	baselines := []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP, BaselineEscalate, BaselineDepsFirst, BaselineDepsEscalate, BaselineStrongTest, BaselineStrongNaive, BaselineStrongByTeam}
+	baselines := []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP, BaselineEscalate, BaselineDepsFirst, BaselineDepsEscalate, BaselineStrongTest, BaselineStrongNaive, BaselineHolistic, BaselineHolisticSplit, BaselineStrongByTeam}
 	var solo []string
 	for _, m := range p.Pool {
 		solo = append(solo, soloPrefix+m)
@@ -426,12 +447,13 @@ func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
 	e.seed, e.started, e.now, e.steps = seed, true, 0, 0
 	e.tokens, e.dollars, e.calls, e.runs, e.queueS, e.lastQueue = 0, 0, 0, 0, 0, 0
 	e.unextract, e.takeOvers, e.rewrites = 0, 0, 0
+	e.samples = map[string]bool{}
 	e.final = nil
 	e.lim.Reset()
 	e.agents = make([]*agent, e.p.Agents)
 	for i, k := range team {
 		m, _ := modelByName(e.p.Pool[k])
-		e.agents[i] = &agent{model: m, strength: strengthOf(m.Name)}
+		e.agents[i] = &agent{model: m, strength: strengthOf(m.Name), classStrength: classStrengthOf(m.Name)}
 	}
 	e.methods = make([]*method, len(e.cls.Methods))
 	for j, info := range e.cls.Methods {
@@ -460,6 +482,18 @@ func (e *Env) strongest() int {
 	best := 0
 	for i, a := range e.agents {
 		if a.strength > e.agents[best].strength {
+			best = i
+		}
+	}
+	return best
+}
+
+// bestClassWriter returns the agent whose model writes whole classes best
+// (the highest whole-class strength; the lowest index among equals).
+func (e *Env) bestClassWriter() int {
+	best := 0
+	for i, a := range e.agents {
+		if a.classStrength > e.agents[best].classStrength {
 			best = i
 		}
 	}
@@ -523,41 +557,92 @@ func (e *Env) nextReady(i int) int {
 	return -1
 }
 
+// untested reports whether method m has code whose examples have not run
+// and nobody is writing or testing it.
+func untested(m *method) bool {
+	return m.hasCode && !m.writing && !m.testing && m.tested != m.version
+}
+
 // testable is run_examples' target: agent i's first method whose current
-// code has not been run.
+// code has not been run, else the team's first such method.
 func (e *Env) testable(i int) int {
 	for j, m := range e.methods {
-		if m.owner == i && m.hasCode && !m.writing && m.tested != m.version {
+		if m.owner == i && untested(m) {
+			return j
+		}
+	}
+	for j, m := range e.methods {
+		if untested(m) {
 			return j
 		}
 	}
 	return -1
 }
+
+// classSample is write_class's target: the first whole-class sample of
+// agent i's model (c_t0, then c_5#0…#4) the team has not replayed, while
+// some method is unclaimed; "" when there is none.
+func (e *Env) classSample(i int) string {
+	if e.nextUnclaimed() < 0 {
+		return ""
+	}
+	name := e.agents[i].model.Name
+	for _, src := range e.be.ClassSamples(name, e.task) {
+		if !e.samples[name+"/"+src] {
+			return src
+		}
+	}
+	return ""
+}
+
+// isClassSample reports whether a recording's source is a whole-class
+// sample (c_t0 or c_5#K).
+func isClassSample(source string) bool { return strings.HasPrefix(source, "c_") }
 
 // failed reports whether method m's current code failed its examples.
 func failed(m *method) bool { return m.hasCode && !m.writing && m.tested == m.version && !m.pass }
 
-// repairable is repair's target: agent i's first method whose examples
-// failed and for which its model has a recording left.
-func (e *Env) repairable(i int) int {
-	for j, m := range e.methods {
-		if m.owner == i && failed(m) && e.nextRecording(i, j) != nil {
-			return j
-		}
-	}
-	return -1
+// exampleFault reports whether every failed example of method m's last
+// run either raised in the example itself (a name or a file the docstring
+// assumes, a syntax error in it) or printed the right value otherwise than
+// the docstring writes it: the failure then says little about the code.
+func exampleFault(m *method) bool {
+	return m.kinds[1]+m.kinds[3] > 0 && m.kinds[0] == 0 && m.kinds[2] == 0
 }
 
-// takeable is take_over's target: the first teammate's method whose
-// examples failed, that nobody is rewriting, and for which agent i's model
-// has a recording left.
-func (e *Env) takeable(i int) int {
+// firstFailing returns the first method whose examples failed and that ok
+// accepts, preferring those whose failure is not an example fault; -1 if
+// none.
+func (e *Env) firstFailing(ok func(j int, m *method) bool) int {
+	fallback := -1
 	for j, m := range e.methods {
-		if m.owner >= 0 && m.owner != i && failed(m) && e.nextRecording(i, j) != nil {
+		if !failed(m) || !ok(j, m) {
+			continue
+		}
+		if !exampleFault(m) {
 			return j
 		}
+		if fallback < 0 {
+			fallback = j
+		}
 	}
-	return -1
+	return fallback
+}
+
+// repairable is repair's target: agent i's method whose examples failed
+// and for which its model has a recording left, the first whose failure
+// is not an example fault, else the first.
+func (e *Env) repairable(i int) int {
+	return e.firstFailing(func(j int, m *method) bool { return m.owner == i && e.nextRecording(i, j) != nil })
+}
+
+// takeable is take_over's target: a teammate's method whose examples
+// failed, that nobody is rewriting, and for which agent i's model has a
+// recording left, chosen as repair's.
+func (e *Env) takeable(i int) int {
+	return e.firstFailing(func(j int, m *method) bool {
+		return m.owner >= 0 && m.owner != i && e.nextRecording(i, j) != nil
+	})
 }
 
 // recordingFor returns agent i's model's recording of method j from
@@ -615,6 +700,11 @@ func (e *Env) implementPrompt(j int, withContext bool) string {
 		}
 	}
 	return b.String()
+}
+
+// classPrompt is the prompt to write the whole class at once.
+func (e *Env) classPrompt() string {
+	return systemPrompt + "\n\nComplete every method of this class:\n```python\n" + e.cls.Skeleton + "\n```\n"
 }
 
 // rewritePrompt is the prompt to write method j again after its examples
@@ -682,6 +772,10 @@ func (e *Env) start(i, d int) error {
 		if j := e.nextReady(i); j >= 0 {
 			e.write(i, j, *e.recordingFor(i, j, "m_iter"), e.implementPrompt(j, true), "implemented (with the written methods in context)")
 		}
+	case decWriteClass:
+		if src := e.classSample(i); src != "" {
+			e.writeClass(i, src)
+		}
 	case decRepair:
 		if j := e.repairable(i); j >= 0 {
 			e.rewrites++
@@ -735,6 +829,55 @@ func (e *Env) write(i, j int, r recording, prompt, verb string) {
 	}
 }
 
+// writeClass replays whole-class sample src of agent i's model: one call
+// whose prompt is the skeleton and whose completion is the whole reply.
+// It claims nothing while it runs (teammates may go on writing methods);
+// when it ends, the reply's code lands on every method still unclaimed,
+// which become agent i's. A method the reply holds no code for stays a
+// stub.
+func (e *Env) writeClass(i int, src string) {
+	a := e.agents[i]
+	key := a.model.Name + "/" + src
+	e.samples[key] = true
+	ct := e.be.ClassSampleTokens(a.model.Name, e.task, src)
+	pt := e.be.Tokens(e.classPrompt())
+	start := e.lim.Admit(e.now, pt+ct)
+	e.lastQueue = start - e.now
+	e.queueS += e.lastQueue
+	e.tokens += pt + ct
+	e.dollars += a.model.Dollars(pt, ct)
+	e.calls++
+	a.BusyUntil = start + a.model.Latency(pt, ct)
+	t0 := e.now
+	a.Effect = func() {
+		var names []string
+		for j, m := range e.methods {
+			if m.owner >= 0 {
+				continue
+			}
+			r := recording{Source: src} // no code: the stub
+			for _, x := range e.be.Recordings(a.model.Name, e.task, j) {
+				if x.Source == src {
+					r = x
+				}
+			}
+			if !r.OK {
+				e.unextract++
+			}
+			m.owner, m.hasCode = i, true
+			m.rec, m.source, m.writer = &r, key, i
+			m.used[key] = true
+			m.version++
+			names = append(names, e.cls.Methods[j].Name)
+		}
+		what := "every method was taken by then; nothing landed"
+		if len(names) > 0 {
+			what = "it wrote " + strings.Join(names, ", ")
+		}
+		a.note(fmt.Sprintf("[%.1f s] wrote the whole class in one call (%s): %s", t0, src, what))
+	}
+}
+
 // recs returns the recording behind every method's code (nil = stub).
 func (e *Env) recs() []*recording {
 	out := make([]*recording, len(e.methods))
@@ -755,6 +898,7 @@ func (e *Env) runExamples(i, j int) error {
 		return fmt.Errorf("env classeval: %s: run the examples of %s: %w", e.cls.ID, e.cls.Methods[j].Name, err)
 	}
 	e.runs++
+	m.testing = true
 	out := res.Output
 	if len(out) > e.p.OutputChars {
 		out = strings.ToValidUTF8(out[:e.p.OutputChars], "") + "\n[output cut]"
@@ -762,8 +906,13 @@ func (e *Env) runExamples(i, j int) error {
 	a.BusyUntil = e.now + res.DurationS
 	version, t0 := m.version, e.now
 	a.Effect = func() {
+		m.testing = false
 		if m.version == version {
 			m.tested, m.pass, m.output = version, res.Pass, out
+			m.kinds = res.Kinds
+			if !res.Pass {
+				m.failedVersions++
+			}
 		}
 		verdict := "failed"
 		if res.Pass {

@@ -21,16 +21,40 @@
 //	                 (methods_info[].dependencies.method_dependencies) have
 //	                 code and write it with the written methods in context:
 //	                 its model's m_iter completion (only models with m_iter)
+//	write_class      write the whole class in one call: its model's next
+//	                 whole-class sample (c_t0, then c_5#0…#4) not replayed
+//	                 yet; it claims nothing while it runs, and when it ends
+//	                 the reply's code lands on every method still unclaimed
+//	                 (ClassEval's holistic generation, which the paper finds
+//	                 suits the strongest models and fails the others)
 //	run_examples     run the `>>>` examples of the docstring of its first
-//	                 method with untested code, in the sandbox, on the class
-//	                 as it stands; the doctest report lands in its context
-//	repair           rewrite its first method whose examples failed: another
-//	                 real completion of that method by its model, the first
-//	                 not yet used of m_dire, m_iter (once the dependencies
-//	                 have code), the whole-class samples c_t0, c_5#0…#4
+//	                 method with untested code (else the team's first), in
+//	                 the sandbox, on the class as it stands; the doctest
+//	                 report lands in its context
+//	repair           rewrite its method whose examples failed: another real
+//	                 completion of that method by its model, the first not
+//	                 yet used of m_dire, m_iter (once the dependencies have
+//	                 code), the whole-class samples c_t0, c_5#0…#4; of its
+//	                 failing methods, the first whose failure is not an
+//	                 example fault (below), else the first
 //	take_over        the same on a teammate's failing method, which becomes
 //	                 its own: hand a method to a stronger (or cheaper) coder
 //	submit           declare its work done; it then only waits
+//
+// # Examples
+//
+// A method's examples run with doctest as a developer would run them: the
+// names they use before assigning them are bound first from the class's
+// own docstrings (">>> system = AssessmentSystem()" in one method's
+// docstring serves the next one's "system.add_student(…)"), or to an
+// instance built without arguments when no docstring builds one. Each
+// failed example is classed: a wrong output; the right value printed
+// otherwise than the docstring writes it ("3.0" for "3.00"); an exception
+// raised in the class's code; an exception raised by the example itself
+// (a file or a name the docstring assumes). The last two kinds of failure
+// say little about the code ("example faults"): ClassEval's docstring
+// examples are illustrations, and the canonical solution passes those of
+// 164 of the 268 methods that have examples. Agents observe the kinds.
 //
 // # Time and money
 //

@@ -41,6 +41,25 @@ func (f *fakeBackend) Tasks() []classTask { return f.tasks }
 
 func (f *fakeBackend) Recordings(model string, t, m int) []recording { return f.recs[model] }
 
+func (f *fakeBackend) ClassSamples(model string, t int) []string {
+	var out []string
+	for _, r := range f.recs[model] {
+		if isClassSample(r.Source) {
+			out = append(out, r.Source)
+		}
+	}
+	return out
+}
+
+func (f *fakeBackend) ClassSampleTokens(model string, t int, source string) int {
+	for _, r := range f.recs[model] {
+		if r.Source == source {
+			return r.CompletionTokens
+		}
+	}
+	return 0
+}
+
 func (f *fakeBackend) HasMode(model, mode string) bool {
 	for _, m := range f.modes[model] {
 		if m == mode {

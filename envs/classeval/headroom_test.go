@@ -2,13 +2,13 @@ package classeval
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/troupe-dev/troupe/core"
@@ -38,67 +38,70 @@ const headroomAgentfile = "../../examples/classeval/agentfile.toml"
 // headroomPrefix names the family's rules as baselines of hrEnv.
 const headroomPrefix = "hr:"
 
-// Values of hrRule.test.
-const (
-	hrTestNever    = iota // never run examples
-	hrTestAlways          // run every method's examples
-	hrTestExamples        // run them while the method to test has visible examples
-)
-
-// hrRule is one member of the family; every coder follows it on what it
-// knows: its own model, the team's make-up, its methods, the class's
-// progress.
-type hrRule struct {
-	share    float64 // capable: strength ≥ share × the team's best; the others submit at once
-	one      bool    // only the cheapest capable coder works (the strongest at share 1)
-	test     int     // hrTestNever, hrTestAlways, hrTestExamples
-	rewrites int     // rewrites of a method that failed its examples (1 or 2; 0 when never testing)
-	escalate bool    // failing methods go to the strongest, who rewrites them; the others never rewrite
-	deps     bool    // dependencies first, in context (m_iter), waiting while dependencies are written
-}
-
-func (r hrRule) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "cap%.2f", r.share)
-	if r.one {
-		b.WriteString("/one")
-	} else {
-		b.WriteString("/all")
-	}
-	b.WriteString("/" + []string{"notest", "test", "test_ex"}[r.test])
-	if r.test != hrTestNever {
-		fmt.Fprintf(&b, "/rw%d", r.rewrites)
-		if r.escalate {
-			b.WriteString("/esc")
+// headroomRules enumerates the family (407 rules): 150 that draft method
+// by method, as before write_class existed; the 128 of those that test,
+// again leaving example faults alone (trust); 72 that draft the whole
+// class in one call (class: the others wait; mixed: the others write
+// methods meanwhile), with or without tests; and 57 with class drafts only
+// for classes of 3 or 5 methods and more, and the parallel fix-up phase
+// (testAfter). At share 1 only the strongest is capable, so "all" is left
+// out there for method drafts (it is "one"); "one" has nobody to escalate
+// to.
+func headroomRules() (out []rule) {
+	defer func() {
+		var more []rule
+		for _, r := range out {
+			if r.test != testNever {
+				r.trust = true
+				more = append(more, r)
+			}
 		}
-	}
-	if r.deps {
-		b.WriteString("/deps")
-	} else {
-		b.WriteString("/order")
-	}
-	return b.String()
-}
-
-// headroomRules enumerates the family: 150 rules. At share 1 only the
-// strongest is capable, so "all" is left out there (it is "one"); "one"
-// has nobody to escalate to.
-func headroomRules() []hrRule {
-	var out []hrRule
+		out = append(out, more...)
+		for _, draft := range []int{draftClass, draftMixed} {
+			for _, share := range []float64{0, 0.5, 0.75, 1} {
+				out = append(out, rule{share: share, draft: draft})
+				for _, rw := range []int{1, 2} {
+					for _, esc := range []bool{false, true} {
+						for _, trust := range []bool{false, true} {
+							out = append(out, rule{share: share, test: testAlways, rewrites: rw, escalate: esc, draft: draft, trust: trust})
+						}
+					}
+				}
+			}
+		}
+		// Class drafts only for larger classes, and the parallel fix-up
+		// phase after any draft: 6 × 3 drafts × 3 fix-ups + the no-test
+		// rules of the sizes.
+		for _, share := range []float64{0.5, 0.6, 0.75} {
+			for _, draft := range []int{draftMethods, draftClass, draftMixed} {
+				for _, minM := range []int{0, 3, 5} {
+					if (draft == draftMethods) != (minM == 0) {
+						continue
+					}
+					if minM > 0 {
+						out = append(out, rule{share: share, draft: draft, minM: minM})
+					}
+					for _, maxM := range []int{0, 3, 5} {
+						out = append(out, rule{share: share, draft: draft, minM: minM, test: testAfter, rewrites: 1, trust: true, maxM: maxM})
+					}
+				}
+			}
+		}
+	}()
 	for _, share := range []float64{0, 0.5, 0.6, 0.75, 0.9, 1} {
 		for _, one := range []bool{false, true} {
 			if share == 1 && !one {
 				continue
 			}
 			for _, deps := range []bool{false, true} {
-				out = append(out, hrRule{share: share, one: one, deps: deps})
-				for _, test := range []int{hrTestAlways, hrTestExamples} {
+				out = append(out, rule{share: share, one: one, deps: deps})
+				for _, test := range []int{testAlways, testExamples} {
 					for _, rw := range []int{1, 2} {
 						for _, esc := range []bool{false, true} {
 							if esc && one {
 								continue
 							}
-							out = append(out, hrRule{share, one, test, rw, esc, deps})
+							out = append(out, rule{share: share, one: one, test: test, rewrites: rw, escalate: esc, deps: deps})
 						}
 					}
 				}
@@ -108,76 +111,11 @@ func headroomRules() []hrRule {
 	return out
 }
 
-// worker reports whether coder i works under r.
-func (r hrRule) worker(e *Env, i int) bool {
-	best := e.agents[e.strongest()].strength
-	capable := func(k int) bool { return e.agents[k].strength >= r.share*best }
-	if !capable(i) {
-		return false
-	}
-	if !r.one {
-		return true
-	}
-	// The cheapest capable coder (the strongest among equally cheap ones,
-	// then the lowest index): at share 1, the strongest.
-	w := -1
-	for k, a := range e.agents {
-		if !capable(k) {
-			continue
-		}
-		if w < 0 || a.model.OutputUSDPerMTok < e.agents[w].model.OutputUSDPerMTok ||
-			(a.model.OutputUSDPerMTok == e.agents[w].model.OutputUSDPerMTok && a.strength > e.agents[w].strength) {
-			w = k
-		}
-	}
-	if r.share == 1 {
-		w = e.strongest()
-	}
-	return i == w
-}
-
-// act is the rule's joint action: each coder's decision is its own.
-func (r hrRule) act(e *Env) []int {
-	s := e.strongest()
-	acts := e.freeActs(func(i int) int {
-		if !r.worker(e, i) {
-			return decSubmit
-		}
-		return r.coder(e, i, s)
-	})
-	e.unstick(acts, func(i int) bool { return r.worker(e, i) })
-	return acts
-}
-
-// coder is working coder i's decision (s is the team's strongest).
-func (r hrRule) coder(e *Env, i, s int) int {
-	if r.test != hrTestNever {
-		if j := e.repairable(i); j >= 0 && e.rewritesOf(j) < r.rewrites && (!r.escalate || i == s) {
-			return decRepair
-		}
-		if j := e.testable(i); j >= 0 && (r.test == hrTestAlways || e.methods[j].info.Examples > 0) {
-			return decRunExamples
-		}
-	}
-	if d := e.claim(i, r.deps); d >= 0 {
-		return d
-	}
-	if r.escalate && i == s {
-		if j := e.takeable(i); j >= 0 && e.rewritesOf(j) < r.rewrites {
-			return decTakeOver
-		}
-		if e.someoneBusy(i) {
-			return decWait // a teammate may still escalate a method
-		}
-	}
-	return decSubmit
-}
-
 // hrEnv is the env with the family's rules offered as baselines
 // ("hr:RULE"), so the runtime plays and scores them like any baseline.
 type hrEnv struct {
 	*Env
-	rules map[string]hrRule
+	rules map[string]rule
 }
 
 // Spec adds the rules to the baselines.
@@ -196,7 +134,7 @@ func (h hrEnv) Baseline(name string) (core.Baseline, error) {
 	return h.Env.Baseline(name)
 }
 
-func sortedRuleNames(m map[string]hrRule) []string {
+func sortedRuleNames(m map[string]rule) []string {
 	out := make([]string, 0, len(m))
 	for n := range m {
 		out = append(out, n)
@@ -275,7 +213,9 @@ func teamBucket(t *testing.T, e *Env, seed uint64) string {
 // (default 64 and 200), _TRAIN2 stage 2's further training seeds
 // (default 256), _EVAL_SEED the held-out seeds' eval seed (default 1, as
 // `troupe eval`), _WORKERS the rollout workers (default 2),
-// _CACHE the sandbox cache directory (default /tmp/ce-cache).
+// _CACHE the sandbox cache directory (default /tmp/ce-cache);
+// _STAGE1_ONLY=1 stops after stage 1 (to look at the family quickly);
+// _DUMP=FILE writes stage 1's joint rewards, per rule and seed, as JSON.
 func TestHeadroom(t *testing.T) {
 	if os.Getenv("TROUPE_CLASSEVAL_HEADROOM") == "" {
 		t.Skip("slow: set TROUPE_CLASSEVAL_HEADROOM=1")
@@ -300,7 +240,7 @@ func TestHeadroom(t *testing.T) {
 	}
 	defer built.Close()
 	rules := headroomRules()
-	byName := map[string]hrRule{}
+	byName := map[string]rule{}
 	for _, r := range rules {
 		byName[headroomPrefix+r.String()] = r
 	}
@@ -354,13 +294,26 @@ func TestHeadroom(t *testing.T) {
 		n := headroomPrefix + r.String()
 		train[n], _ = hrPlay(t, pool, trainJobs, n)
 	}
-	snRule := headroomPrefix + hrRule{share: capableShare}.String()
+	snRule := headroomPrefix + rule{share: capableShare}.String()
 	order := rankRules(sortedRuleNames(byName), train)
-	for k, n := range order[:min(25, len(order))] {
+	for k, n := range order[:min(40, len(order))] {
 		t.Logf("stage 1 #%3d %-40s joint %.4f", k+1, n, stats.Mean(train[n]))
 	}
 	t.Logf("stage 1: strong_naive's rule %s %.4f, rank %d of %d", snRule, stats.Mean(train[snRule]), rankOfName(order, snRule), len(order))
 	pick1 := bucketPicks(t, "stage 1", order, train, trainBucket)
+	if out := os.Getenv("TROUPE_CLASSEVAL_HEADROOM_DUMP"); out != "" {
+		seeds := make([]uint64, len(trainJobs))
+		for k, j := range trainJobs {
+			seeds[k] = j.Task
+		}
+		data, _ := json.Marshal(map[string]any{"seeds": seeds, "buckets": trainBucket, "rewards": train})
+		if err := os.WriteFile(out, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if os.Getenv("TROUPE_CLASSEVAL_HEADROOM_STAGE1_ONLY") != "" {
+		return
+	}
 
 	// Stage 2: the best distinct rules of stage 1 (rules with the same
 	// training mean behave the same) and strong_naive's rule on nTrain2
@@ -402,12 +355,14 @@ func TestHeadroom(t *testing.T) {
 	// on).
 	shipped := map[string]string{
 		BaselineStrongNaive:   snRule,
-		BaselineParallelNaive: headroomPrefix + hrRule{}.String(),
-		BaselineStrongTest:    headroomPrefix + hrRule{share: capableShare, test: hrTestAlways, rewrites: baselineRewrites}.String(),
-		BaselineEscalate:      headroomPrefix + hrRule{test: hrTestAlways, rewrites: baselineRewrites, escalate: true}.String(),
-		BaselineDepsFirst:     headroomPrefix + hrRule{test: hrTestAlways, rewrites: baselineRewrites, deps: true}.String(),
-		BaselineDepsEscalate:  headroomPrefix + hrRule{test: hrTestAlways, rewrites: baselineRewrites, escalate: true, deps: true}.String(),
-		BaselineSingleAgent:   headroomPrefix + hrRule{share: 1, one: true, test: hrTestAlways, rewrites: baselineRewrites}.String(),
+		BaselineParallelNaive: headroomPrefix + rule{}.String(),
+		BaselineStrongTest:    headroomPrefix + rule{share: capableShare, test: testAlways, rewrites: baselineRewrites}.String(),
+		BaselineEscalate:      headroomPrefix + rule{test: testAlways, rewrites: baselineRewrites, escalate: true}.String(),
+		BaselineDepsFirst:     headroomPrefix + rule{test: testAlways, rewrites: baselineRewrites, deps: true}.String(),
+		BaselineDepsEscalate:  headroomPrefix + rule{test: testAlways, rewrites: baselineRewrites, escalate: true, deps: true}.String(),
+		BaselineSingleAgent:   headroomPrefix + rule{share: 1, one: true, test: testAlways, rewrites: baselineRewrites}.String(),
+		BaselineHolistic:      headroomPrefix + holistic.String(),
+		BaselineHolisticSplit: headroomPrefix + holisticOrSplit.String(),
 	}
 	playHeld := append([]string{snRule, order[0]}, kept...)
 	for _, m := range []map[string]string{pick1, pick2} {

@@ -165,28 +165,28 @@ func TestFakeBaselines(t *testing.T) {
 			t.Errorf("%s: pass %v, %v example runs, %v rewrites; want %v, %v, %v", c.name, r.Metrics[core.MetricPassRate], r.Metrics[MetricExampleRuns], r.Metrics[MetricRewrites], c.pass, c.runs, c.rewrites)
 		}
 	}
-	// strong_by_team: with ChatGPT the best, only the coders within 0.9 of
-	// it (ChatGPT alone) write, dependencies first in context, without
-	// examples; with GPT-4 the best, those within 0.6 (GPT-4, ChatGPT) in
-	// the class's order from the skeleton.
-	for _, c := range []struct {
-		seed   uint64
-		writes map[string]bool
-		source string
-		pass   float64
-	}{{weak, map[string]bool{"ChatGPT": true}, "/m_iter", 1}, {strong, map[string]bool{"GPT-4": true, "ChatGPT": true}, "/m_dire", -1}} {
-		r = play(t, e, c.seed, BaselineStrongByTeam)
-		var res episodeResult
-		if err := json.Unmarshal(r.Artifacts["results.json"], &res); err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range res.Methods {
-			if !c.writes[res.Team[m.Owner]] || !strings.HasSuffix(m.Source, c.source) {
-				t.Errorf("strong_by_team, team %v: %s written by %s from %s; want one of %v, from %s", res.Team, m.Method, res.Team[m.Owner], m.Source, c.writes, c.source)
+	// strong_by_team: with ChatGPT the best, ChatGPT (the best whole-class
+	// writer) writes the class in one call; with GPT-4 the best, the class
+	// has 3 methods, so GPT-4 writes it in one call (holistic_or_split).
+	// Nobody runs examples. holistic does the same on both teams.
+	for _, name := range []string{BaselineStrongByTeam, BaselineHolistic, BaselineHolisticSplit} {
+		for _, c := range []struct {
+			seed   uint64
+			writer string
+		}{{weak, "ChatGPT"}, {strong, "GPT-4"}} {
+			r = play(t, e, c.seed, name)
+			var res episodeResult
+			if err := json.Unmarshal(r.Artifacts["results.json"], &res); err != nil {
+				t.Fatal(err)
 			}
-		}
-		if r.Metrics[MetricExampleRuns] != 0 || r.Metrics[MetricRewrites] != 0 || (c.pass >= 0 && r.Metrics[core.MetricPassRate] != c.pass) {
-			t.Errorf("strong_by_team, team %v: %v example runs, %v rewrites, pass %v", res.Team, r.Metrics[MetricExampleRuns], r.Metrics[MetricRewrites], r.Metrics[core.MetricPassRate])
+			for _, m := range res.Methods {
+				if res.Team[m.Owner] != c.writer || m.Source != c.writer+"/c_t0" {
+					t.Errorf("%s, team %v: %s written by %s from %s; want %s/c_t0", name, res.Team, m.Method, res.Team[m.Owner], m.Source, c.writer)
+				}
+			}
+			if r.Metrics[MetricExampleRuns] != 0 || r.Metrics[MetricReplayedCalls] != 1 || r.Metrics[core.MetricPassRate] != 1 {
+				t.Errorf("%s, team %v: %v example runs, %v calls, pass %v; want 0, 1, 1", name, res.Team, r.Metrics[MetricExampleRuns], r.Metrics[MetricReplayedCalls], r.Metrics[core.MetricPassRate])
+			}
 		}
 	}
 	// sop rewrites each failure at most once.
@@ -237,5 +237,137 @@ func TestBadParams(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.key) {
 			t.Errorf("%v: err = %v, want one naming %s", c.params, err, c.key)
 		}
+	}
+}
+
+// playFunc plays one episode in which decide gives every free agent's
+// decision (busy agents wait) and returns its last result.
+func playFunc(t *testing.T, e *Env, seed uint64, decide func(i int) int) core.StepResult {
+	t.Helper()
+	if _, err := e.Reset(seed); err != nil {
+		t.Fatal(err)
+	}
+	for range 1000 {
+		acts := e.freeActs(decide)
+		actions := make([]core.Action, len(acts))
+		for i, d := range acts {
+			actions[i] = core.Action{Decision: d}
+		}
+		r, err := e.Step(actions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Done() {
+			return r
+		}
+	}
+	t.Fatal("no end in 1000 steps")
+	return core.StepResult{}
+}
+
+// write_class writes every unclaimed method in one call, charged the whole
+// reply; methods a teammate claimed while it ran keep the teammate's code.
+func TestFakeWriteClass(t *testing.T) {
+	withStrengths(t)
+	e := fakeEnv(t, map[string]any{"split": "all"})
+	var seed uint64
+	for s := uint64(2); s < 200 && seed == 0; s++ {
+		e.Reset(s)
+		if e.agents[e.bestClassWriter()].model.Name == "GPT-4" {
+			seed = s
+		}
+	}
+	w := e.bestClassWriter()
+	if !e.mask(w)[decWriteClass] {
+		t.Fatal("write_class is not legal for GPT-4 at the start")
+	}
+	// Alone: one call, every method from GPT-4's c_t0.
+	r := playFunc(t, e, seed, func(i int) int {
+		if i == w && e.legal(i, decWriteClass) {
+			return decWriteClass
+		}
+		if i == w || e.someoneBusy(i) {
+			return decWait
+		}
+		return decSubmit
+	})
+	var res episodeResult
+	if err := json.Unmarshal(r.Artifacts["results.json"], &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Methods {
+		if m.Source != "GPT-4/c_t0" || m.Owner != w {
+			t.Errorf("alone: %s from %s, owner %d; want GPT-4/c_t0 by coder%d", m.Method, m.Source, m.Owner, w)
+		}
+	}
+	pt := e.be.Tokens(e.classPrompt())
+	if r.Metrics[MetricReplayedCalls] != 1 || r.Metrics[core.MetricTokens] != float64(pt+400) || r.Metrics[core.MetricPassRate] != 1 {
+		t.Errorf("alone: %v calls, %v tokens (want 1 and %d), pass %v", r.Metrics[MetricReplayedCalls], r.Metrics[core.MetricTokens], pt+400, r.Metrics[core.MetricPassRate])
+	}
+	if e.mask(w)[decWriteClass] {
+		t.Error("write_class still legal with every method written")
+	}
+	// With a teammate implementing from the front meanwhile.
+	other := (w + 1) % len(e.agents)
+	r = playFunc(t, e, seed, func(i int) int {
+		switch {
+		case i == w && e.legal(i, decWriteClass) && len(e.samples) == 0:
+			return decWriteClass
+		case i == other && e.legal(i, decImplement) && e.methods[0].owner < 0:
+			return decImplement
+		case e.someoneBusy(i):
+			return decWait
+		}
+		return decSubmit
+	})
+	if err := json.Unmarshal(r.Artifacts["results.json"], &res); err != nil {
+		t.Fatal(err)
+	}
+	for j, m := range res.Methods {
+		want := "GPT-4/c_t0"
+		if j == 0 {
+			want = res.Team[other] + "/m_dire"
+		}
+		if m.Source != want {
+			t.Errorf("mixed: %s from %s, want %s", m.Method, m.Source, want)
+		}
+	}
+	if r.Metrics[MetricReplayedCalls] != 2 {
+		t.Errorf("mixed: %v calls, want 2", r.Metrics[MetricReplayedCalls])
+	}
+}
+
+// repair and take_over target a failing method whose failure is not an
+// example fault before one whose failure is.
+func TestFailingTargetPrefersCodeFailures(t *testing.T) {
+	withStrengths(t)
+	e := fakeEnv(t, map[string]any{"split": "all"})
+	e.Reset(4)
+	for j, m := range e.methods {
+		m.owner, m.hasCode, m.version, m.tested = 0, true, 1, 1
+		m.rec = &recording{Source: "m_dire", Code: "bad", OK: true}
+		m.source = e.agents[0].model.Name + "/m_dire"
+		m.used[m.source] = true
+		switch j {
+		case 0:
+			m.kinds = [4]int{0, 1, 0, 2} // cosmetic and example errors only: an example fault
+		case 1:
+			m.kinds = [4]int{1, 0, 0, 0} // a wrong output
+		default:
+			m.pass = true
+		}
+	}
+	if !exampleFault(e.methods[0]) || exampleFault(e.methods[1]) {
+		t.Fatalf("exampleFault: %v, %v", exampleFault(e.methods[0]), exampleFault(e.methods[1]))
+	}
+	if j := e.repairable(0); j != 1 {
+		t.Errorf("repairable = %d, want 1 (the wrong output) before 0 (an example fault)", j)
+	}
+	if j := e.takeable(1); j != 1 {
+		t.Errorf("takeable = %d, want 1", j)
+	}
+	e.methods[1].pass = true
+	if j := e.repairable(0); j != 0 {
+		t.Errorf("repairable = %d, want 0 once it is the only failing method", j)
 	}
 }

@@ -145,3 +145,24 @@ var modelStrength = map[string]float64{
 
 // strengthOf returns a model's strength (0 for a model not measured).
 func strengthOf(name string) float64 { return modelStrength[name] }
+
+// modelClassStrength is each model's whole-class strength: the fraction of
+// the training classes' methods whose TestCase passes when the class is
+// assembled from the model's greedy whole-class sample (c_t0), measured as
+// modelStrength is (same command). Agents observe it; it tells who should
+// write a class in one call (ClassEval's finding: holistic generation
+// suits the strongest models and fails the others).
+var modelClassStrength = map[string]float64{
+	"GPT-4":                0.631, // 128 of 203 methods
+	"ChatGPT":              0.571, // 116 of 203 methods
+	"instruct-CodeGen-16b": 0.217, // 44 of 203 methods
+	"instruct-StarCoder":   0.207, // 42 of 203 methods
+	"WizardCoder":          0.192, // 39 of 203 methods
+	"Vicuna":               0.143, // 29 of 203 methods
+	"ChatGLM":              0.030, // 6 of 203 methods
+	"CodeGeeX":             0.005, // 1 of 203 methods
+}
+
+// classStrengthOf returns a model's whole-class strength (0 for a model
+// not measured).
+func classStrengthOf(name string) float64 { return modelClassStrength[name] }

@@ -35,6 +35,7 @@ func (e *Env) mask(i int) []bool {
 		m[decImplement] = true
 	}
 	m[decImplementReady] = e.nextReady(i) >= 0
+	m[decWriteClass] = e.classSample(i) != ""
 	m[decRunExamples] = e.testable(i) >= 0
 	m[decRepair] = e.repairable(i) >= 0
 	m[decTakeOver] = e.takeable(i) >= 0
@@ -58,9 +59,10 @@ func (e *Env) features(i int) []float64 {
 	f[featFree] = b2f(e.free(i))
 	f[featSubmitted] = b2f(a.submitted)
 	f[featStrength] = clip01(a.strength)
-	best, sum, cheapest, maxPrice, maxSpeed := 0.0, 0.0, math.Inf(1), 0.0, 0.0
+	best, sum, cheapest, maxPrice, maxSpeed, bestClass := 0.0, 0.0, math.Inf(1), 0.0, 0.0, 0.0
 	for _, b := range e.agents {
 		best = math.Max(best, b.strength)
+		bestClass = math.Max(bestClass, b.classStrength)
 		sum += b.strength
 		cheapest = math.Min(cheapest, b.model.OutputUSDPerMTok)
 		maxPrice = math.Max(maxPrice, b.model.OutputUSDPerMTok)
@@ -147,6 +149,31 @@ func (e *Env) features(i int) []float64 {
 		f[featNextExamples] = b2f(e.methods[j].info.Examples > 0)
 		f[featNextDeps] = b2f(slices.ContainsFunc(e.methods[j].info.Deps, func(d int) bool { return d != j }))
 	}
+	f[featClassStrength] = clip01(a.classStrength)
+	f[featBestClassWriter] = b2f(e.bestClassWriter() == i)
+	f[featTeamBestClass] = clip01(bestClass)
+	f[featCanWriteClass] = b2f(e.classSample(i) != "")
+	j := e.repairable(i)
+	if j < 0 {
+		j = e.takeable(i)
+	}
+	if j >= 0 {
+		m := e.methods[j]
+		if n := float64(m.kinds[0] + m.kinds[1] + m.kinds[2] + m.kinds[3]); n > 0 {
+			f[featFailMismatch] = float64(m.kinds[0]) / n
+			f[featFailCosmetic] = float64(m.kinds[1]) / n
+			f[featFailCode] = float64(m.kinds[2]) / n
+			f[featFailExample] = float64(m.kinds[3]) / n
+		}
+		f[featFailedVersions] = clip01(float64(m.failedVersions) / 3)
+	}
+	untestedN := 0.0
+	for _, m := range e.methods {
+		if untested(m) {
+			untestedN++
+		}
+	}
+	f[featTeamUntested] = untestedN / M
 	return f
 }
 

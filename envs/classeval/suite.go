@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -166,11 +167,43 @@ func sharedRunner() (*suite.Runner, error) {
 
 func (b *suiteBackend) Tasks() []classTask { return b.tasks }
 
+// taskRecordings returns model's recordings of every method of task t.
+func (b *suiteBackend) taskRecordings(model string, t int) [][]recording {
+	if byTask := b.recs[model]; byTask != nil {
+		return byTask[t]
+	}
+	return nil
+}
+
 func (b *suiteBackend) Recordings(model string, t, m int) []recording {
 	if byTask := b.recs[model]; byTask != nil {
 		return byTask[t][m]
 	}
 	return nil
+}
+
+func (b *suiteBackend) ClassSamples(model string, t int) []string {
+	var out []string
+	for _, byMethod := range b.taskRecordings(model, t) {
+		for _, r := range byMethod {
+			if isClassSample(r.Source) && !slices.Contains(out, r.Source) {
+				out = append(out, r.Source)
+			}
+		}
+	}
+	return out
+}
+
+func (b *suiteBackend) ClassSampleTokens(model string, t int, source string) int {
+	n := 0
+	for _, byMethod := range b.taskRecordings(model, t) {
+		for _, r := range byMethod {
+			if r.Source == source {
+				n = max(n, r.CompletionTokens)
+			}
+		}
+	}
+	return n
 }
 
 func (b *suiteBackend) HasMode(model, mode string) bool {
@@ -191,7 +224,7 @@ func impls(recs []*recording) []suite.Impl {
 var addrRe = regexp.MustCompile(` at 0x[0-9a-fA-F]+`)
 
 // cacheVersion changes the cache's keys when what is stored changes.
-const cacheVersion = "classeval-cache-1"
+const cacheVersion = "classeval-cache-2"
 
 // cached returns the outcome stored for program p in the cache directory,
 // or computes it with run and stores it. The key is the SHA-256 of the
@@ -240,7 +273,7 @@ func (b *suiteBackend) RunExamples(t, m int, recs []*recording) (exampleRun, err
 		if r.Pass {
 			out = fmt.Sprintf("%d examples, all passed", r.Attempted)
 		}
-		return exampleRun{Pass: r.Pass, Output: out, DurationS: r.DurationS}, nil
+		return exampleRun{Pass: r.Pass, Output: out, DurationS: r.DurationS, Kinds: [4]int{r.Mismatches, r.Cosmetic, r.CodeErrors, r.ExampleErrors}}, nil
 	})
 }
 
