@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/troupe-dev/troupe/core"
@@ -301,6 +304,7 @@ func TestHeadroom(t *testing.T) {
 	}
 	t.Logf("stage 1: strong_naive's rule %s %.4f, rank %d of %d", snRule, stats.Mean(train[snRule]), rankOfName(order, snRule), len(order))
 	pick1 := bucketPicks(t, "stage 1", order, train, trainBucket)
+	crossValidate(t, probe, trainJobs, order, train)
 	if out := os.Getenv("TROUPE_CLASSEVAL_HEADROOM_DUMP"); out != "" {
 		seeds := make([]uint64, len(trainJobs))
 		for k, j := range trainJobs {
@@ -442,6 +446,83 @@ func TestHeadroom(t *testing.T) {
 			}
 		}
 	}
+}
+
+// crossValidate logs how a choice of rule made before an episode, from
+// what the coders observe, does on seeds it was not made on: stage 1's
+// seeds are split in two halves 20 times (a fixed generator); the rule is
+// chosen on one half, per situation key (none: the best single rule; the
+// team's strongest model; that and the class's size; the whole team),
+// and scored on the other. It also logs the per-seed best rule, chosen on
+// the very seed it is scored on: what no choice before the episode can
+// reach.
+func crossValidate(t *testing.T, probe *Env, jobs []rollout.Job, rules []string, xs map[string][]float64) {
+	n := len(jobs)
+	keys := map[string][]string{"none": make([]string, n), "strongest": make([]string, n), "strongest+size": make([]string, n), "team": make([]string, n)}
+	for k, j := range jobs {
+		if _, err := probe.Reset(j.Task); err != nil {
+			t.Fatal(err)
+		}
+		best := probe.agents[probe.strongest()].model.Name
+		var team []string
+		for _, a := range probe.agents {
+			team = append(team, a.model.Name)
+		}
+		slices.Sort(team)
+		keys["strongest"][k] = best
+		keys["strongest+size"][k] = fmt.Sprintf("%s/%d", best, min(len(probe.methods), 6)/2)
+		keys["team"][k] = strings.Join(team, "+")
+	}
+	choose := func(key []string, idx []int) map[string]string {
+		sum := map[string]map[string]float64{}
+		for _, k := range idx {
+			if sum[key[k]] == nil {
+				sum[key[k]] = map[string]float64{}
+			}
+			for _, r := range rules {
+				sum[key[k]][r] += xs[r][k]
+			}
+		}
+		pick := map[string]string{}
+		for g, m := range sum {
+			for _, r := range rules { // rules are ranked: ties go to the better overall
+				if p, ok := pick[g]; !ok || m[r] > m[p] {
+					pick[g] = r
+				}
+			}
+		}
+		return pick
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, name := range []string{"none", "strongest", "strongest+size", "team"} {
+		key := keys[name]
+		total, count := 0.0, 0
+		for range 20 {
+			perm := rng.Perm(n)
+			halves := [2][]int{perm[:n/2], perm[n/2:]}
+			for h := range 2 {
+				pick := choose(key, halves[h])
+				for _, k := range halves[1-h] {
+					r, ok := pick[key[k]]
+					if !ok {
+						r = choose(keys["none"], halves[h])[""]
+					}
+					total += xs[r][k]
+					count++
+				}
+			}
+		}
+		t.Logf("stage 1, 2-fold cross-validation (20 splits), choice per %-15s %.4f out of sample", name+":", total/float64(count))
+	}
+	oracle := 0.0
+	for k := range n {
+		best := math.Inf(-1)
+		for _, r := range rules {
+			best = math.Max(best, xs[r][k])
+		}
+		oracle += best
+	}
+	t.Logf("stage 1: the per-seed best rule, chosen on the seed it is scored on: %.4f", oracle/float64(n))
 }
 
 // rankRules orders names by their mean joint reward in xs, best first.
