@@ -476,29 +476,24 @@ func (e *Env) teamMakeUp() string {
 	return strings.Join(parts, ", ")
 }
 
-// strongest returns the agent with the strongest model (the lowest index
-// among equals).
-func (e *Env) strongest() int {
+// top returns the agent with the highest score (the lowest index among
+// equals).
+func (e *Env) top(score func(a *agent) float64) int {
 	best := 0
 	for i, a := range e.agents {
-		if a.strength > e.agents[best].strength {
+		if score(a) > score(e.agents[best]) {
 			best = i
 		}
 	}
 	return best
 }
 
+// strongest returns the agent with the strongest model.
+func (e *Env) strongest() int { return e.top(func(a *agent) float64 { return a.strength }) }
+
 // bestClassWriter returns the agent whose model writes whole classes best
-// (the highest whole-class strength; the lowest index among equals).
-func (e *Env) bestClassWriter() int {
-	best := 0
-	for i, a := range e.agents {
-		if a.classStrength > e.agents[best].classStrength {
-			best = i
-		}
-	}
-	return best
-}
+// (the highest whole-class strength).
+func (e *Env) bestClassWriter() int { return e.top(func(a *agent) float64 { return a.classStrength }) }
 
 // reference sets the reference metrics: the team's strongest model
 // writing every method once from the skeleton (its m_dire completions),
