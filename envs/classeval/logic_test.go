@@ -371,3 +371,62 @@ func TestFailingTargetPrefersCodeFailures(t *testing.T) {
 		t.Errorf("repairable = %d, want 0 once it is the only failing method", j)
 	}
 }
+
+// A fix-up rule drafts every method first, then tests them all and
+// rewrites the failing ones once.
+func TestFixupRule(t *testing.T) {
+	withStrengths(t)
+	e := fakeEnv(t, map[string]any{"split": "all"})
+	var weak uint64
+	for s := uint64(2); s < 200 && weak == 0; s++ {
+		e.Reset(s)
+		if e.agents[e.strongest()].model.Name == "ChatGPT" {
+			weak = s
+		}
+	}
+	r := rule{share: 0.9, test: testAfter, rewrites: 1}
+	if _, err := e.Reset(weak); err != nil {
+		t.Fatal(err)
+	}
+	var res core.StepResult
+	firstRun := -1.0
+	lastWrite := 0.0
+	for step := 0; step < 200; step++ {
+		acts := r.act(e)
+		for i, d := range acts {
+			if !e.free(i) {
+				continue
+			}
+			switch d {
+			case decRunExamples:
+				if firstRun < 0 {
+					firstRun = e.now
+				}
+			case decImplement, decImplementReady:
+				lastWrite = e.now
+			}
+		}
+		actions := make([]core.Action, len(acts))
+		for i, d := range acts {
+			actions[i] = core.Action{Decision: d}
+		}
+		var err error
+		if res, err = e.Step(actions); err != nil {
+			t.Fatal(err)
+		}
+		if res.Done() {
+			break
+		}
+	}
+	if !res.Done() {
+		t.Fatal("no end")
+	}
+	// ChatGPT's skeleton code is wrong: every method fails its examples and
+	// is rewritten once (m_iter or c_t0: right).
+	if res.Metrics[MetricRewrites] != 3 || res.Metrics[core.MetricPassRate] != 1 || res.Metrics[MetricExampleRuns] < 6 {
+		t.Errorf("fix-up: %v rewrites, pass %v, %v example runs; want 3, 1, ≥ 6", res.Metrics[MetricRewrites], res.Metrics[core.MetricPassRate], res.Metrics[MetricExampleRuns])
+	}
+	if firstRun < lastWrite {
+		t.Errorf("fix-up: examples ran at %.1f s, before the last method was claimed at %.1f s", firstRun, lastWrite)
+	}
+}
