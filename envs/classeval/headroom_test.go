@@ -207,8 +207,9 @@ func teamBucket(t *testing.T, e *Env, seed uint64) string {
 // reproduce them seed by seed on held-out episodes, and strong_by_team
 // must be stage 2's per-team choice.
 //
-// Slow (about 150 × TRAIN + 17 × TRAIN2 + 25 × HELDOUT episodes that run
-// Python; 7.5 min on 2 cores with a partly warm cache): run with
+// Slow (about 407 × TRAIN + 17 × TRAIN2 + 25 × HELDOUT episodes that run
+// Python; 21 min on 2 cores for TRAIN=256, TRAIN2=512 with an empty cache,
+// about a minute once the cache holds them): run with
 //
 //	TROUPE_CLASSEVAL_HEADROOM=1 nice -n 10 go test ./envs/classeval -run TestHeadroom -v -timeout 120m
 //
