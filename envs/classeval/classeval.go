@@ -792,22 +792,28 @@ func (e *Env) start(i, d int) error {
 	return nil
 }
 
-// write replays recording r as agent i's implementation of method j: the
-// call waits for the team's rate limit, takes its model's latency, and the
-// code lands when it ends.
-func (e *Env) write(i, j int, r recording, prompt, verb string) {
-	a, m := e.agents[i], e.methods[j]
-	pt, ct := e.be.Tokens(prompt), r.CompletionTokens
+// call starts one LLM call of agent a with pt prompt and ct completion
+// tokens: it waits for the team's rate limit, is charged, and keeps a
+// busy for its model's latency.
+func (e *Env) call(a *agent, pt, ct int) {
 	start := e.lim.Admit(e.now, pt+ct)
 	e.lastQueue = start - e.now
 	e.queueS += e.lastQueue
 	e.tokens += pt + ct
 	e.dollars += a.model.Dollars(pt, ct)
 	e.calls++
+	a.BusyUntil = start + a.model.Latency(pt, ct)
+}
+
+// write replays recording r as agent i's implementation of method j: the
+// call waits for the team's rate limit, takes its model's latency, and the
+// code lands when it ends.
+func (e *Env) write(i, j int, r recording, prompt, verb string) {
+	a, m := e.agents[i], e.methods[j]
+	e.call(a, e.be.Tokens(prompt), r.CompletionTokens)
 	m.owner, m.writing = i, true
 	key := a.model.Name + "/" + r.Source
 	m.used[key] = true
-	a.BusyUntil = start + a.model.Latency(pt, ct)
 	if !r.OK {
 		e.unextract++
 	}
@@ -834,15 +840,7 @@ func (e *Env) writeClass(i int, src string) {
 	a := e.agents[i]
 	key := a.model.Name + "/" + src
 	e.samples[key] = true
-	ct := e.be.ClassSampleTokens(a.model.Name, e.task, src)
-	pt := e.be.Tokens(e.classPrompt())
-	start := e.lim.Admit(e.now, pt+ct)
-	e.lastQueue = start - e.now
-	e.queueS += e.lastQueue
-	e.tokens += pt + ct
-	e.dollars += a.model.Dollars(pt, ct)
-	e.calls++
-	a.BusyUntil = start + a.model.Latency(pt, ct)
+	e.call(a, e.be.Tokens(e.classPrompt()), e.be.ClassSampleTokens(a.model.Name, e.task, src))
 	t0 := e.now
 	a.Effect = func() {
 		var names []string

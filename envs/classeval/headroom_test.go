@@ -503,10 +503,11 @@ func crossValidate(t *testing.T, probe *Env, jobs []rollout.Job, rules []string,
 			halves := [2][]int{perm[:n/2], perm[n/2:]}
 			for h := range 2 {
 				pick := choose(key, halves[h])
+				single := choose(keys["none"], halves[h])[""]
 				for _, k := range halves[1-h] {
 					r, ok := pick[key[k]]
 					if !ok {
-						r = choose(keys["none"], halves[h])[""]
+						r = single
 					}
 					total += xs[r][k]
 					count++

@@ -36,32 +36,57 @@ func withStrengths(t *testing.T) {
 // play runs one episode of the named baseline and returns its last result.
 func play(t *testing.T, e *Env, seed uint64, name string) core.StepResult {
 	t.Helper()
-	if _, err := e.Reset(seed); err != nil {
-		t.Fatal(err)
-	}
 	b, err := e.Baseline(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 1000 {
+	return playJoint(t, e, seed, func() []int {
 		acts, err := b.Act(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+		return acts
+	})
+}
+
+// playJoint plays one episode from seed in which joint gives every step's
+// joint action, and returns its last result.
+func playJoint(t *testing.T, e *Env, seed uint64, joint func() []int) core.StepResult {
+	t.Helper()
+	if _, err := e.Reset(seed); err != nil {
+		t.Fatal(err)
+	}
+	for range 1000 {
+		acts := joint()
 		actions := make([]core.Action, len(acts))
 		for i, d := range acts {
 			actions[i] = core.Action{Decision: d}
 		}
 		r, err := e.Step(actions)
 		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+			t.Fatal(err)
 		}
 		if r.Done() {
 			return r
 		}
 	}
-	t.Fatalf("%s: no end in 1000 steps", name)
+	t.Fatal("no end in 1000 steps")
 	return core.StepResult{}
+}
+
+// seedWhere returns the first seed from 2 whose team ok accepts.
+func seedWhere(t *testing.T, e *Env, ok func() bool) uint64 {
+	t.Helper()
+	for s := uint64(2); s < 200; s++ {
+		if _, err := e.Reset(s); err != nil {
+			t.Fatal(err)
+		}
+		if ok() {
+			return s
+		}
+	}
+	t.Fatal("no such seed below 200")
+	return 0
 }
 
 func TestFakeContract(t *testing.T) {
@@ -244,25 +269,7 @@ func TestBadParams(t *testing.T) {
 // decision (busy agents wait) and returns its last result.
 func playFunc(t *testing.T, e *Env, seed uint64, decide func(i int) int) core.StepResult {
 	t.Helper()
-	if _, err := e.Reset(seed); err != nil {
-		t.Fatal(err)
-	}
-	for range 1000 {
-		acts := e.freeActs(decide)
-		actions := make([]core.Action, len(acts))
-		for i, d := range acts {
-			actions[i] = core.Action{Decision: d}
-		}
-		r, err := e.Step(actions)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Done() {
-			return r
-		}
-	}
-	t.Fatal("no end in 1000 steps")
-	return core.StepResult{}
+	return playJoint(t, e, seed, func() []int { return e.freeActs(decide) })
 }
 
 // write_class writes every unclaimed method in one call, charged the whole
@@ -270,13 +277,7 @@ func playFunc(t *testing.T, e *Env, seed uint64, decide func(i int) int) core.St
 func TestFakeWriteClass(t *testing.T) {
 	withStrengths(t)
 	e := fakeEnv(t, map[string]any{"split": "all"})
-	var seed uint64
-	for s := uint64(2); s < 200 && seed == 0; s++ {
-		e.Reset(s)
-		if e.agents[e.bestClassWriter()].model.Name == "GPT-4" {
-			seed = s
-		}
-	}
+	seed := seedWhere(t, e, func() bool { return e.agents[e.bestClassWriter()].model.Name == "GPT-4" })
 	w := e.bestClassWriter()
 	if !e.mask(w)[decWriteClass] {
 		t.Fatal("write_class is not legal for GPT-4 at the start")
@@ -377,50 +378,22 @@ func TestFailingTargetPrefersCodeFailures(t *testing.T) {
 func TestFixupRule(t *testing.T) {
 	withStrengths(t)
 	e := fakeEnv(t, map[string]any{"split": "all"})
-	var weak uint64
-	for s := uint64(2); s < 200 && weak == 0; s++ {
-		e.Reset(s)
-		if e.agents[e.strongest()].model.Name == "ChatGPT" {
-			weak = s
-		}
-	}
+	weak := seedWhere(t, e, func() bool { return e.agents[e.strongest()].model.Name == "ChatGPT" })
 	r := rule{share: 0.9, test: testAfter, rewrites: 1}
-	if _, err := e.Reset(weak); err != nil {
-		t.Fatal(err)
-	}
-	var res core.StepResult
-	firstRun := -1.0
-	lastWrite := 0.0
-	for step := 0; step < 200; step++ {
+	firstRun, lastWrite := -1.0, 0.0
+	res := playJoint(t, e, weak, func() []int {
 		acts := r.act(e)
 		for i, d := range acts {
-			if !e.free(i) {
-				continue
-			}
-			switch d {
-			case decRunExamples:
-				if firstRun < 0 {
-					firstRun = e.now
-				}
-			case decImplement, decImplementReady:
+			switch {
+			case !e.free(i):
+			case d == decRunExamples && firstRun < 0:
+				firstRun = e.now
+			case d == decImplement || d == decImplementReady:
 				lastWrite = e.now
 			}
 		}
-		actions := make([]core.Action, len(acts))
-		for i, d := range acts {
-			actions[i] = core.Action{Decision: d}
-		}
-		var err error
-		if res, err = e.Step(actions); err != nil {
-			t.Fatal(err)
-		}
-		if res.Done() {
-			break
-		}
-	}
-	if !res.Done() {
-		t.Fatal("no end")
-	}
+		return acts
+	})
 	// ChatGPT's skeleton code is wrong: every method fails its examples and
 	// is rewritten once (m_iter or c_t0: right).
 	if res.Metrics[MetricRewrites] != 3 || res.Metrics[core.MetricPassRate] != 1 || res.Metrics[MetricExampleRuns] < 6 {

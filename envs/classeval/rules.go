@@ -129,11 +129,8 @@ func (r rule) coder(e *Env, i, s int) int {
 	if r.test == testAfter {
 		return r.fixup(e, i, pending)
 	}
-	rewrite := func(j int) bool {
-		return j >= 0 && e.rewritesOf(j) < r.rewrites && !(r.trust && exampleFault(e.methods[j]))
-	}
 	if r.test != testNever {
-		if rewrite(e.repairable(i)) && (!r.escalate || i == s) {
+		if r.rewrite(e, e.repairable(i)) && (!r.escalate || i == s) {
 			return decRepair
 		}
 		if j := e.testable(i); j >= 0 && (r.test == testAlways || e.methods[j].info.Examples > 0) {
@@ -147,7 +144,7 @@ func (r rule) coder(e *Env, i, s int) int {
 		return d
 	}
 	if r.escalate && i == s {
-		if rewrite(e.takeable(i)) {
+		if r.rewrite(e, e.takeable(i)) {
 			return decTakeOver
 		}
 		if e.someoneBusy(i) {
@@ -158,6 +155,13 @@ func (r rule) coder(e *Env, i, s int) int {
 		return decWait // a method may still fail its examples
 	}
 	return decSubmit
+}
+
+// rewrite reports whether r rewrites failing method j (-1: none): it has
+// had fewer than r.rewrites rewrites, its failure is not an example fault
+// the rule trusts, and the class is small enough (maxM).
+func (r rule) rewrite(e *Env, j int) bool {
+	return j >= 0 && e.rewritesOf(j) < r.rewrites && !(r.trust && exampleFault(e.methods[j])) && (r.maxM == 0 || len(e.methods) <= r.maxM)
 }
 
 // fixup is coder i's decision under testAfter: draft, then test and
@@ -174,13 +178,10 @@ func (r rule) fixup(e *Env, i int, pending bool) int {
 	if e.legal(i, decRunExamples) {
 		return decRunExamples
 	}
-	rewrite := func(j int) bool {
-		return j >= 0 && e.rewritesOf(j) < r.rewrites && !(r.trust && exampleFault(e.methods[j])) && (r.maxM == 0 || len(e.methods) <= r.maxM)
-	}
-	if rewrite(e.repairable(i)) {
+	if r.rewrite(e, e.repairable(i)) {
 		return decRepair
 	}
-	if rewrite(e.takeable(i)) {
+	if r.rewrite(e, e.takeable(i)) {
 		return decTakeOver
 	}
 	if e.someoneBusy(i) {
