@@ -58,7 +58,12 @@
 // cannot run at all.
 //
 // Both are deterministic: the interpreter runs with PYTHONHASHSEED=0 and
-// `random` seeded before every test, results are memoized by the SHA-256
+// TZ=UTC, `random` is seeded before every test, the class's code and tests
+// read a clock that starts at [ClockEpoch] (the week ClassEval was
+// published) and moves by a microsecond per reading and by the seconds
+// slept (time.sleep does not sleep: it spends the test's budget), so that
+// neither the day the suite runs nor a second boundary between two
+// readings changes an outcome, results are memoized by the SHA-256
 // of exactly the program run, and the reported duration
 // ([TestResult.DurationS], [ExampleResult.DurationS]) is not the wall time
 // of this run but a per-class figure measured once and shipped
@@ -69,7 +74,7 @@
 //
 // [Runner.CheckCanonical] assembles a class from its canonical methods and
 // runs its suite; [EmbeddedExclusions] lists the shipped classes whose
-// canonical solution fails on the reference machine, with the reason (5
+// canonical solution fails on the reference machine, with the reason (4
 // of 75; data/README.md): an env must leave them out. For a user's own
 // dataset, call CheckCanonical per class.
 //

@@ -75,13 +75,15 @@ type memoEntry struct {
 	err  error
 }
 
-// NewRunner returns a Runner. The interpreter runs with PYTHONHASHSEED=0
-// (through /usr/bin/env, as the sandbox clears the environment) and
-// OPENBLAS_NUM_THREADS=1.
+// NewRunner returns a Runner. The interpreter runs with PYTHONHASHSEED=0,
+// TZ=UTC (through /usr/bin/env, as the sandbox clears the environment) and
+// OPENBLAS_NUM_THREADS=1; every program starts with clockLine, so that
+// its code reads a clock that starts at ClockEpoch and moves by a count
+// of readings, not with the day or the machine.
 func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	cfg = cfg.withDefaults()
 	sb, err := sandbox.New(sandbox.Config{
-		Interpreter: []string{"/usr/bin/env", "PYTHONHASHSEED=0", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", cfg.Python, "-s"},
+		Interpreter: []string{"/usr/bin/env", "PYTHONHASHSEED=0", "TZ=UTC", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", cfg.Python, "-s"},
 		WallTimeout: cfg.WallTimeout,
 		CPUTime:     cfg.ProgramCPU,
 		MemoryBytes: cfg.MemoryBytes,
@@ -246,10 +248,12 @@ for _name in _CASES:
         "errors": len(_res.errors), "pass": _res.wasSuccessful() and _res.testsRun >= 0, "detail": _detail}), file=_out, flush=True)
 `
 
-// sleepBudget replaces time.sleep (and any global name bound to it, as
+// sleepBudget replaces time.sleep (in the time module, in the program's
+// copy of it that clockSource gives, and in any global name bound to it, as
 // `from time import sleep` binds one) by a function that does not sleep
-// but adds the seconds to _slept[0] and raises _Timeout once they exceed
-// _LIMIT. Each harness includes it after defining _Timeout and _LIMIT.
+// but adds the seconds to _slept[0], moves the program's clock by as
+// much, and raises _Timeout once they exceed _LIMIT. Each harness
+// includes it after defining _Timeout and _LIMIT.
 const sleepBudget = `import time as _time
 _real_sleep = _time.sleep
 _slept = [0.0]
@@ -257,7 +261,8 @@ def _budget_sleep(seconds):
     _slept[0] += max(0.0, float(seconds))
     if _slept[0] > _LIMIT:
         raise _Timeout("slept %%.1f s, more than the %%.1f s a test may take" %% (_slept[0], _LIMIT))
-_time.sleep = _budget_sleep
+    getattr(_time, "_troupe_advance", lambda s: None)(max(0.0, float(seconds)))
+_time.sleep = __import__("sys").modules["time"].sleep = _budget_sleep
 for _k, _v in list(globals().items()):
     if _v is _real_sleep:
         globals()[_k] = _budget_sleep
@@ -281,7 +286,7 @@ func mark(code string) string {
 // TestsProgram returns the sandbox program that runs impls' assembly of c
 // against c's full unittest suite.
 func (r *Runner) TestsProgram(c *Class, impls []Impl) sandbox.Program {
-	code := c.Assemble(impls)
+	code := clockLine + c.Assemble(impls)
 	cases, _ := json.Marshal(c.TestCases)
 	m := mark(code + c.Test)
 	test := testPrelude + c.Test + "\n\n" + fmt.Sprintf(testHarness, m, base64.StdEncoding.EncodeToString(cases), r.cfg.TestCPUSeconds)
@@ -577,7 +582,7 @@ def _setup(test, write):
 // ExamplesProgram returns the sandbox program that runs method m's
 // examples on impls' assembly of c.
 func (r *Runner) ExamplesProgram(c *Class, m *Method, impls []Impl) sandbox.Program {
-	code := c.Assemble(impls)
+	code := clockLine + c.Assemble(impls)
 	mk := mark(code + m.Examples)
 	test := fmt.Sprintf(exampleHarness, mk, base64.StdEncoding.EncodeToString([]byte(m.Examples)), r.cfg.TestCPUSeconds,
 		base64.StdEncoding.EncodeToString([]byte(c.Skeleton)), c.Name, strings.Count(code, "\n")+1, c.Name+"."+m.Name)

@@ -47,8 +47,9 @@ func TestCanonicalQuick(t *testing.T) {
 	r := newRunner(t)
 	t.Logf("sandbox isolation: %+v", r.sb.Isolation())
 	// 0: a method scored by the class-level TestCase; 9: @staticmethod
-	// missing from a description; 60: test_class shifted in the dataset.
-	for _, id := range []string{"ClassEval_0", "ClassEval_9", "ClassEval_60"} {
+	// missing from a description; 17: tests that expect the clock of
+	// August 2023 (ClockEpoch); 60: test_class shifted in the dataset.
+	for _, id := range []string{"ClassEval_0", "ClassEval_9", "ClassEval_17", "ClassEval_60"} {
 		c := embeddedClass(t, id)
 		if err := r.CheckCanonical(context.Background(), c); err != nil {
 			t.Errorf("%s: %v", id, err)
