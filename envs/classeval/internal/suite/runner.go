@@ -283,10 +283,16 @@ func mark(code string) string {
 	return markPrefix + hex.EncodeToString(h[:6]) + " "
 }
 
+// programCode is the code part of every program the Runner builds: the
+// clock line, then impls' assembly of c.
+func programCode(c *Class, impls []Impl) string {
+	return clockLine + c.Assemble(impls)
+}
+
 // TestsProgram returns the sandbox program that runs impls' assembly of c
 // against c's full unittest suite.
 func (r *Runner) TestsProgram(c *Class, impls []Impl) sandbox.Program {
-	code := clockLine + c.Assemble(impls)
+	code := programCode(c, impls)
 	cases, _ := json.Marshal(c.TestCases)
 	m := mark(code + c.Test)
 	test := testPrelude + c.Test + "\n\n" + fmt.Sprintf(testHarness, m, base64.StdEncoding.EncodeToString(cases), r.cfg.TestCPUSeconds)
@@ -582,7 +588,7 @@ def _setup(test, write):
 // ExamplesProgram returns the sandbox program that runs method m's
 // examples on impls' assembly of c.
 func (r *Runner) ExamplesProgram(c *Class, m *Method, impls []Impl) sandbox.Program {
-	code := clockLine + c.Assemble(impls)
+	code := programCode(c, impls)
 	mk := mark(code + m.Examples)
 	test := fmt.Sprintf(exampleHarness, mk, base64.StdEncoding.EncodeToString([]byte(m.Examples)), r.cfg.TestCPUSeconds,
 		base64.StdEncoding.EncodeToString([]byte(c.Skeleton)), c.Name, strings.Count(code, "\n")+1, c.Name+"."+m.Name)
