@@ -113,7 +113,10 @@ type Config struct {
 	// training task seeds, for the imitation. ≥ 1, default 256.
 	ImitateEpisodes int `toml:"imitate_episodes"`
 	// ImitateEpochs is the number of cross-entropy passes over their
-	// decisions. ≥ 1, default 30.
+	// decisions. ≥ 1, default 200: enough for the policy to take every
+	// demonstrated decision of the shipped tasks' baselines (on ClassEval's
+	// strong_by_team, 1 400 decisions, 30 passes took 97.3 % of them, and
+	// the 2.7 % cost 0.020 joint reward on held-out classes; 200 take all).
 	ImitateEpochs int `toml:"imitate_epochs"`
 	// ImitateLearningRate is Adam's step size for the imitation, in
 	// (0, 1]; the iterations after it use learning_rate. Default 3e-3.
@@ -155,7 +158,7 @@ func DefaultConfig() Config {
 		Iterations: 100, TasksPerIteration: 16, GroupSize: 8, Credit: CreditJoint,
 		BranchPoints: 4, BranchAggregate: AggregateMean,
 		Gamma: 0.99, GAELambda: 0.95, ValueHidden: []int{64, 64}, ValueLearningRate: 1e-3, ValueEpochs: 4,
-		ImitateEpisodes: 256, ImitateEpochs: 30, ImitateLearningRate: 3e-3,
+		ImitateEpisodes: 256, ImitateEpochs: 200, ImitateLearningRate: 3e-3,
 		Hidden: []int{64, 64}, SharePolicy: true, CheckpointEvery: 10, MaxFailureRatio: 0.2,
 		Config: grpo.DefaultConfig(),
 	}
