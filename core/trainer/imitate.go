@@ -33,6 +33,23 @@ type ImitationStats struct {
 	Agreement  float64 `json:"agreement"`
 }
 
+// fullFit is the agreement below which the trainer warns that the warm
+// start is not the baseline: on ClassEval, an imitation that took 97.3 %
+// of strong_by_team's decisions scored 0.020 below the rule on held-out
+// classes before any GRPO update (BENCHMARKS.md).
+const fullFit = 0.99
+
+// partialFit returns the warning to log when the imitated policy takes
+// fewer than fullFit of the demonstrated decisions, or "" when it fits.
+func (s ImitationStats) partialFit() string {
+	if s.Agreement >= fullFit {
+		return ""
+	}
+	return fmt.Sprintf("imitation: the policy takes %.1f %% of %s's decisions, so it starts below that rule; "+
+		"raise imitate_epochs if the rule decides from what its agents observe (a rule that reads more, such as a centralized planner, cannot be fitted fully)",
+		100*s.Agreement, s.Baseline)
+}
+
 // imitate is the warm start of [Config.Imitate] (behaviour cloning): it
 // plays ImitateEpisodes episodes of the env's baseline cfg.Imitate on
 // training task seeds (even, derived from the master seed apart from the

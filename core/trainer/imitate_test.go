@@ -10,6 +10,7 @@ import (
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/rollout"
 	"github.com/troupe-dev/troupe/envs/lbf"
+	"github.com/troupe-dev/troupe/internal/testenv"
 )
 
 // lbfProject is Level-Based Foraging 8x8-2p-2f-coop (the env's defaults)
@@ -151,3 +152,41 @@ func (h cancelOn) Handle(_ context.Context, r slog.Record) error {
 }
 func (h cancelOn) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h cancelOn) WithGroup(string) slog.Handler      { return h }
+
+// A warm start that does not take the baseline's decisions says so: one
+// pass over greedy_food's decisions logs the partial-fit warning with its
+// agreement; a fit at fullFit or above does not warn.
+func TestImitatePartialFitWarns(t *testing.T) {
+	s, cfg := lbfProject(t, 1)
+	cfg.Imitate, cfg.ImitateEpisodes, cfg.ImitateEpochs = lbf.BaselineGreedyFood, 16, 1
+	var logs testenv.SyncBuffer
+	s.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	tr, err := New(s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	st, _, err := tr.Step(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Imitation == nil || st.Imitation.Agreement >= fullFit {
+		t.Fatalf("imitation %+v: one pass should not fit greedy_food", st.Imitation)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "raise imitate_epochs") || !strings.Contains(out, "agreement=") {
+		t.Errorf("no partial-fit warning in the log:\n%s", out)
+	}
+	for _, c := range []struct {
+		agreement float64
+		warn      bool
+	}{{1, false}, {fullFit, false}, {0.973, true}, {0, true}} {
+		msg := ImitationStats{Baseline: "rule", Agreement: c.agreement}.partialFit()
+		if (msg != "") != c.warn {
+			t.Errorf("agreement %v: warning %q, want one: %v", c.agreement, msg, c.warn)
+		}
+	}
+	if msg := (ImitationStats{Baseline: "strong_by_team", Agreement: 0.973}).partialFit(); !strings.Contains(msg, "97.3 % of strong_by_team's decisions") {
+		t.Errorf("warning %q does not say the fit and the baseline", msg)
+	}
+}

@@ -283,6 +283,9 @@ func (t *Trainer) step(ctx context.Context) (IterationStats, []rollout.EpisodeRe
 		}
 		t.logger().Info("imitation", "baseline", is.Baseline, "episodes", is.Episodes, "failed", is.FailedEpisodes,
 			"decisions", is.Decisions, "loss_before", is.LossBefore, "loss_after", is.LossAfter, "agreement", is.Agreement)
+		if msg := is.partialFit(); msg != "" {
+			t.logger().Warn(msg, "baseline", is.Baseline, "agreement", is.Agreement)
+		}
 		imitation = &is
 	}
 
