@@ -67,9 +67,16 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		e.Seed = *seed
 	}
 	e.Sampled = e.Sampled || *sampled
+	e.Progress = prog.evalProgress()
 	rep, err := evaluate(ctx, built.Setup, c, p, e)
-	prog.done() // a waiting status of the LLM calls
-	if err != nil {
+	prog.done() // the live progress line, or a waiting status of the LLM calls
+	switch {
+	case err != nil && ctx.Err() != nil:
+		done, total := prog.evalPolicies()
+		fmt.Fprintf(stderr, "troupe eval: interrupted: %d of %d policies played their %d episodes; nothing is printed, because the tables compare every policy on the same seeds: run the command again\n",
+			done, total, e.Episodes)
+		return exitRuntime
+	case err != nil:
 		fmt.Fprintf(stderr, "troupe eval: %v\n", err)
 		return exitRuntime
 	}

@@ -171,7 +171,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	evalNote := ""
 	if !*noEval {
 		fmt.Fprintf(stderr, "troupe: evaluating on %d held-out seeds …\n", built.Eval.Episodes)
-		r, err := evaluate(ctx, s, c, tr.Policy(), built.Eval)
+		e := built.Eval
+		e.Progress = prog.evalProgress()
+		r, err := evaluate(ctx, s, c, tr.Policy(), e)
 		prog.done() // a waiting status of the evaluation's LLM calls
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -330,6 +332,10 @@ type progress struct {
 	// quietUntil and announcedUntil pace the waiting status (retrying).
 	retries, rateLimited, serverErrors int
 	quietUntil, announcedUntil         time.Time
+	// evalBegan is when the evaluation started; evalDone of evalTotal
+	// its policies are done.
+	evalBegan           time.Time
+	evalDone, evalTotal int
 }
 
 func newProgress(w io.Writer, total int) *progress {
@@ -360,6 +366,44 @@ func (p *progress) update(st trainer.IterationStats) {
 		return
 	}
 	fmt.Fprintln(p.w, line)
+}
+
+// evalStep is an evaluation's progress (rollout.Eval.Progress): which
+// policy's episodes are done, how many of the total, and the time left
+// at the pace so far.
+func (p *progress) evalStep(policy string, done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.evalDone, p.evalTotal = done, total
+	if done == 0 {
+		return
+	}
+	elapsed := time.Since(p.evalBegan)
+	eta := time.Duration(float64(elapsed) / float64(done) * float64(total-done)).Round(time.Second)
+	line := fmt.Sprintf("eval %d/%d policies (%s done)  %s  ETA %s", done, total, policy, elapsed.Round(time.Second), eta)
+	p.line, p.printed = line, true
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// evalProgress returns the rollout.Eval.Progress callback of an
+// evaluation that starts now.
+func (p *progress) evalProgress() func(string, int, int) {
+	p.mu.Lock()
+	p.evalBegan, p.evalDone, p.evalTotal = time.Now(), 0, 0
+	p.mu.Unlock()
+	return p.evalStep
+}
+
+// evalPolicies returns how many policies the current evaluation has
+// finished, and of how many (0 before it has begun).
+func (p *progress) evalPolicies() (done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.evalDone, p.evalTotal
 }
 
 // done ends the live line on a terminal.

@@ -212,3 +212,35 @@ func TestTrainInterruptMessagesAreTrue(t *testing.T) {
 		t.Fatalf("the printed eval command: exit %d: %s %s", code, stdout, stderr)
 	}
 }
+
+// troupe eval shows a line per policy played and, on Ctrl-C, says how far
+// it got and why nothing is printed.
+func TestEvalProgressAndInterrupt(t *testing.T) {
+	af := writeAgentfile(t, climbing)
+	out := filepath.Join(t.TempDir(), "run")
+	if code, _, stderr := troupe(t, "train", "-f", af, "--out", out, "--no-eval"); code != exitOK {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	args := []string{"eval", "-f", af, "--policy", filepath.Join(out, "policy.safetensors"), "--episodes", "4"}
+	code, stdout, stderr := troupe(t, args...)
+	if code != exitOK || !strings.Contains(stdout, "random") {
+		t.Fatalf("eval: exit %d: %s %s", code, stdout, stderr)
+	}
+	for _, want := range []string{"eval 1/2 policies (grpo done)", "eval 2/2 policies (random done)"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q lacks the progress line %q", stderr, want)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := &cancelOn{text: "eval 1/2 policies", cancel: cancel}
+	var o bytes.Buffer
+	if code := dispatch(ctx, args, &o, e); code != exitRuntime {
+		t.Fatalf("eval interrupted after the first policy: exit %d: %s", code, e.String())
+	}
+	want := "troupe eval: interrupted: 1 of 2 policies played their 4 episodes; nothing is printed"
+	if !strings.Contains(e.String(), want) || o.Len() != 0 {
+		t.Errorf("stderr %q lacks %q, or stdout is not empty: %q", e.String(), want, o.String())
+	}
+}

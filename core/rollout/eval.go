@@ -236,7 +236,10 @@ func evaluate(ctx context.Context, s Setup, pl Player, trained *policy.Policy, e
 		Baselines: spec.Baselines, Reference: spec.ReferenceBaseline, OutsideTask: spec.OutsideTask, Policies: map[string]PolicyResult{},
 	}
 	samples := map[string]*episodeFigures{}
-	for _, name := range names {
+	if e.Progress != nil {
+		e.Progress("", 0, len(names))
+	}
+	for k, name := range names {
 		results, err := pl.PlayEval(ctx, jobs, name, trained, e.Sampled)
 		if err != nil {
 			return rep, err
@@ -245,6 +248,9 @@ func evaluate(ctx context.Context, s Setup, pl Player, trained *policy.Policy, e
 		rep.Policies[name] = samples[name].summary()
 		if r := rep.Policies[name]; r.FailedEpisodes == len(results) {
 			return rep, fmt.Errorf("eval: every episode of policy %s failed: %s", name, FailureSummary(results))
+		}
+		if e.Progress != nil {
+			e.Progress(name, k+1, len(names))
 		}
 	}
 	if ref, ok := samples[rep.Reference]; ok {

@@ -160,6 +160,12 @@ type Eval struct {
 	// "grpo" (when a trained policy is given), every baseline of the env,
 	// and "random".
 	Policies []string `toml:"policies"`
+	// Progress, if set, is called once before the first episode with
+	// policy "" and done 0, then after each policy's episodes are played,
+	// with that policy's name and how many of the total policies are
+	// done: what a long evaluation shows while it runs. It is not a
+	// setting of the agentfile.
+	Progress func(policy string, done, total int) `toml:"-"`
 }
 
 // DefaultEval returns the defaults documented on [Eval]'s fields.
