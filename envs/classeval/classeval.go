@@ -201,6 +201,16 @@ func (p *Params) validate() error {
 	bad := func(key string, v any, want string) error {
 		return fmt.Errorf("params: key %q: %v, want %s", key, v, want)
 	}
+	seen := map[string]bool{}
+	for i, name := range p.Pool { // a bad name first: it also makes the pool look small
+		if seen[name] {
+			return bad(fmt.Sprintf("pool[%d]", i), name, "each model once")
+		}
+		seen[name] = true
+		if _, err := modelByName(name); err != nil {
+			return fmt.Errorf("params: key \"pool[%d]\": %w", i, err)
+		}
+	}
 	switch {
 	case p.Agents < 1 || p.Agents > 16:
 		return bad("agents", p.Agents, "1..16")
@@ -220,16 +230,6 @@ func (p *Params) validate() error {
 		return bad("output_chars", p.OutputChars, "≥ 100")
 	case p.MaxSteps < 0:
 		return bad("max_steps", p.MaxSteps, "≥ 0")
-	}
-	seen := map[string]bool{}
-	for i, name := range p.Pool {
-		if seen[name] {
-			return bad(fmt.Sprintf("pool[%d]", i), name, "each model once")
-		}
-		seen[name] = true
-		if _, err := modelByName(name); err != nil {
-			return fmt.Errorf("params: key \"pool[%d]\": %w", i, err)
-		}
 	}
 	return nil
 }

@@ -252,6 +252,7 @@ func TestBadParams(t *testing.T) {
 		key    string
 	}{
 		{map[string]any{"pool": []any{"GPT-4", "NoSuchModel"}, "agents": 2}, `"pool[1]"`},
+		{map[string]any{"pool": []any{"GPT-5"}}, `key "pool[0]": model "GPT-5" is not in the model table`}, // before "agents: 3, want at most the 1 models"
 		{map[string]any{"agents": 9}, `"agents"`},
 		{map[string]any{"split": "test"}, `"split"`},
 		{map[string]any{"tokens_per_minute": -1}, `"tokens_per_minute"`},

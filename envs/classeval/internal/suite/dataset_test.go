@@ -176,6 +176,10 @@ func TestLoadErrors(t *testing.T) {
 	if _, err := LoadOutputs(t.TempDir(), ds); err == nil || !strings.Contains(err.Error(), "no outputs file") {
 		t.Errorf("empty dir: %v", err)
 	}
+	missing := filepath.Join(t.TempDir(), "nope")
+	if _, err := LoadOutputs(missing, ds); err == nil || err.Error() != missing+": no such outputs directory" {
+		t.Errorf("missing dir: %v, want it named", err)
+	}
 }
 
 // TestTokens checks the tokenizer approximation on the shipped replies:

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -172,8 +173,11 @@ func LoadOutputs(dir string, ds *Dataset) (*Outputs, error) {
 
 func loadOutputs(fsys fs.FS, root, name string, ds *Dataset) (*Outputs, error) {
 	entries, err := fs.ReadDir(fsys, root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such outputs directory", name)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("classeval outputs: %w", err)
+		return nil, fmt.Errorf("%s: cannot read the outputs directory: %w", name, errors.Unwrap(err))
 	}
 	o := &Outputs{Dir: name, modes: map[string][]Mode{}, comps: map[string]map[Mode]map[string][][]Completion{}}
 	for _, e := range entries {
@@ -192,7 +196,7 @@ func loadOutputs(fsys fs.FS, root, name string, ds *Dataset) (*Outputs, error) {
 		}
 		data, err := fs.ReadFile(fsys, path.Join(root, fn))
 		if err != nil {
-			return nil, fmt.Errorf("classeval outputs: %w", err)
+			return nil, fmt.Errorf("%s: %w", file, errors.Unwrap(err))
 		}
 		if err := o.addFile(file, data, model, mode, ds); err != nil {
 			return nil, err
