@@ -135,3 +135,17 @@ func TestResumeChangedSettings(t *testing.T) {
 		t.Fatalf("going back to the first weight: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// --resume of a directory that does not exist (a typo) says so in one
+// line naming it, as bad usage, and creates nothing.
+func TestResumeMissingRunDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "runs", "typo")
+	code, _, stderr := troupe(t, "train", "--resume", dir)
+	want := "troupe train: --resume " + dir + ": no such run directory"
+	if code != exitUsage || !strings.HasPrefix(stderr, want) {
+		t.Fatalf("exit %d, stderr %q: want exit %d and %q", code, stderr, exitUsage, want)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("--resume created %s: %v", dir, err)
+	}
+}
