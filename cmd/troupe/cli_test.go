@@ -31,6 +31,7 @@ func TestUsageErrorsNameWhatAndWhere(t *testing.T) {
 		{"grpo as a baseline", []string{"run", "-f", af, "--baseline", "grpo"}, "--baseline: policy \"grpo\" needs a trained policy"},
 		{"zero episodes", []string{"eval", "-f", af, "--episodes", "0"}, "--episodes must be at least 1, got 0"},
 		{"export arguments", []string{"export", "a", "b"}, "want one RUN_DIR"},
+		{"export of no directory", []string{"export", filepath.Join(t.TempDir(), "typo")}, "typo: no such run directory"},
 	}
 	for _, c := range cases {
 		code, _, stderr := troupe(t, c.args...)
