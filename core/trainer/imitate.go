@@ -45,7 +45,7 @@ func (s ImitationStats) partialFit() string {
 	if s.Agreement >= fullFit {
 		return ""
 	}
-	return fmt.Sprintf("imitation: the policy takes %.1f %% of %s's decisions, so it starts below that rule; "+
+	return fmt.Sprintf("imitation: the policy takes %.1f %% of %s's decisions, so it does not start as that rule; "+
 		"raise imitate_epochs if the rule decides from what its agents observe (a rule that reads more, such as a centralized planner, cannot be fitted fully)",
 		100*s.Agreement, s.Baseline)
 }
