@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -89,7 +90,7 @@ func TestDotWorkloadsAgree(t *testing.T) {
 		if err := DotWorkload(64, acc)(nil, 1); err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, dotSink)
+		got = append(got, math.Float64frombits(dotSink.Load()))
 	}
 	for i, v := range got {
 		if d := v - got[0]; d > 1e-9 || d < -1e-9 {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/troupe-dev/troupe/core/policy"
 	"github.com/troupe-dev/troupe/envs/writing"
@@ -121,8 +123,9 @@ func Flops(c policy.Config) (fwd, bwd float64) {
 	return fwd, bwd
 }
 
-// dotSink keeps the dot products' results alive.
-var dotSink float64
+// dotSink keeps the dot products' results alive; atomic, because a
+// ParallelWorkload runs several dot loops at once.
+var dotSink atomic.Uint64
 
 // DotWorkload is a plain Go float64 dot product of two length-n vectors
 // (n a multiple of 8) with acc independent accumulators (1, 4 or 8); one
@@ -140,7 +143,7 @@ func DotWorkload(n, acc int) Workload {
 					s += v * y[i]
 				}
 			}
-			dotSink = s
+			dotSink.Store(math.Float64bits(s))
 			return nil
 		}
 	}
@@ -160,7 +163,7 @@ func DotWorkload(n, acc int) Workload {
 					s7 += xs[7] * ys[7]
 				}
 			}
-			dotSink = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
+			dotSink.Store(math.Float64bits(s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7))
 			return nil
 		}
 	}
@@ -174,7 +177,7 @@ func DotWorkload(n, acc int) Workload {
 				s3 += x[i+3] * y[i+3]
 			}
 		}
-		dotSink = s0 + s1 + s2 + s3
+		dotSink.Store(math.Float64bits(s0 + s1 + s2 + s3))
 		return nil
 	}
 }
