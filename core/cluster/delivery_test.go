@@ -178,13 +178,22 @@ func TestWarnsWithoutWorkers(t *testing.T) {
 		t.Fatalf("no warning without workers: %q", logs.String())
 	}
 	// A worker that takes its time: it holds the job, so no more warnings.
-	ws := startWorkers(t, url, 1, t.TempDir(), nil)
+	// (Its hook is set before it runs: setting it on a running worker
+	// races with the job it may already be writing.)
+	w, err := cluster.NewWorker(ctx, connect(t, url), agentfile.OpenResolved, workerOpts(1, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var held atomic.Bool
-	cluster.SetBeforeWrite(ws[0], func(cluster.Job) bool {
+	cluster.SetBeforeWrite(w, func(cluster.Job) bool {
 		held.Store(true)
 		time.Sleep(time.Second)
 		return true
 	})
+	wctx, stop := context.WithCancel(ctx)
+	ran := make(chan struct{})
+	go func() { defer close(ran); _ = w.Run(wctx) }()
+	defer func() { stop(); <-ran }()
 	for !held.Load() {
 		time.Sleep(10 * time.Millisecond)
 	}
