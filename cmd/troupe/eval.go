@@ -67,8 +67,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		e.Seed = *seed
 	}
 	e.Sampled = e.Sampled || *sampled
-	e.Progress = prog.evalProgress()
-	rep, err := evaluate(ctx, built.Setup, c, p, e)
+	ectx, progress := prog.evalProgress(ctx, e.Episodes)
+	e.Progress = progress
+	rep, err := evaluate(ectx, built.Setup, c, p, e)
 	prog.done() // the live progress line, or a waiting status of the LLM calls
 	switch {
 	case err != nil && ctx.Err() != nil:

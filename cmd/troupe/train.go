@@ -176,8 +176,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !*noEval {
 		fmt.Fprintf(stderr, "troupe: evaluating on %d held-out seeds …\n", built.Eval.Episodes)
 		e := built.Eval
-		e.Progress = prog.evalProgress()
-		r, err := evaluate(ctx, s, c, tr.Policy(), e)
+		ectx, progress := prog.evalProgress(ctx, e.Episodes)
+		e.Progress = progress
+		r, err := evaluate(ectx, s, c, tr.Policy(), e)
 		prog.done() // a waiting status of the evaluation's LLM calls
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -336,10 +337,11 @@ type progress struct {
 	// quietUntil and announcedUntil pace the waiting status (retrying).
 	retries, rateLimited, serverErrors int
 	quietUntil, announcedUntil         time.Time
-	// evalBegan is when the evaluation started; evalDone of evalTotal
-	// its policies are done.
-	evalBegan           time.Time
-	evalDone, evalTotal int
+	// evalBegan is when the evaluation started, evalShown when its live
+	// line was last drawn; evalDone of evalTotal policies are done, and
+	// evalEpisodes episodes of evalPer per policy.
+	evalBegan, evalShown                       time.Time
+	evalDone, evalTotal, evalPer, evalEpisodes int
 }
 
 func newProgress(w io.Writer, total int) *progress {
@@ -372,9 +374,10 @@ func (p *progress) update(st trainer.IterationStats) {
 	fmt.Fprintln(p.w, line)
 }
 
-// evalStep is an evaluation's progress (rollout.Eval.Progress): which
-// policy's episodes are done, how many of the total, and the time left
-// at the pace so far.
+// evalStep is an evaluation's progress by policy (rollout.Eval.Progress):
+// which policy's episodes are done, how many of the total, and the time
+// left at the pace so far. A line each, also when stderr is not a
+// terminal.
 func (p *progress) evalStep(policy string, done, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -382,24 +385,53 @@ func (p *progress) evalStep(policy string, done, total int) {
 	if done == 0 {
 		return
 	}
-	elapsed := time.Since(p.evalBegan)
-	eta := time.Duration(float64(elapsed) / float64(done) * float64(total-done)).Round(time.Second)
-	line := fmt.Sprintf("eval %d/%d policies (%s done)  %s  ETA %s", done, total, policy, elapsed.Round(time.Second), eta)
-	p.line, p.printed = line, true
-	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
-		return
-	}
-	fmt.Fprintln(p.w, line)
+	p.evalLine(fmt.Sprintf("eval %d/%d policies (%s done)", done, total, policy), true)
 }
 
-// evalProgress returns the rollout.Eval.Progress callback of an
-// evaluation that starts now.
-func (p *progress) evalProgress() func(string, int, int) {
+// evalEpisode is an evaluation's progress by episode
+// (rollout.WithEpisodeDone): on a terminal, the live line says how far the
+// current policy is, at most ten times a second; elsewhere nothing (the
+// policy lines suffice in a log).
+func (p *progress) evalEpisode() {
 	p.mu.Lock()
-	p.evalBegan, p.evalDone, p.evalTotal = time.Now(), 0, 0
+	defer p.mu.Unlock()
+	p.evalEpisodes++
+	if !p.tty || time.Since(p.evalShown) < 100*time.Millisecond || p.evalTotal == 0 {
+		return
+	}
+	p.evalShown = time.Now()
+	inPolicy := p.evalEpisodes - p.evalDone*p.evalPer
+	p.evalLine(fmt.Sprintf("eval %d/%d policies, the next at %d/%d episodes", p.evalDone, p.evalTotal, inPolicy, p.evalPer), false)
+}
+
+// evalLine shows an evaluation status with the time it has taken and the
+// time left at its pace in episodes; final says the line stays (a
+// policy's end) rather than being redrawn. p.mu is held.
+func (p *progress) evalLine(status string, final bool) {
+	elapsed := time.Since(p.evalBegan)
+	all := p.evalTotal * p.evalPer
+	eta := "?"
+	if p.evalEpisodes > 0 && all > 0 {
+		eta = time.Duration(float64(elapsed) / float64(p.evalEpisodes) * float64(max(0, all-p.evalEpisodes))).Round(time.Second).String()
+	}
+	line := fmt.Sprintf("%s  %s  ETA %s", status, elapsed.Round(time.Second), eta)
+	p.line, p.printed = line, true
+	switch {
+	case p.tty:
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+	case final:
+		fmt.Fprintln(p.w, line)
+	}
+}
+
+// evalProgress prepares an evaluation of episodes episodes per policy that
+// starts now: it returns ctx with the per-episode hook and the
+// rollout.Eval.Progress callback.
+func (p *progress) evalProgress(ctx context.Context, episodes int) (context.Context, func(string, int, int)) {
+	p.mu.Lock()
+	p.evalBegan, p.evalShown, p.evalDone, p.evalTotal, p.evalPer, p.evalEpisodes = time.Now(), time.Time{}, 0, 0, episodes, 0
 	p.mu.Unlock()
-	return p.evalStep
+	return rollout.WithEpisodeDone(ctx, p.evalEpisode), p.evalStep
 }
 
 // evalPolicies returns how many policies the current evaluation has

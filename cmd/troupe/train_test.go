@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/core/rollout"
 	"github.com/troupe-dev/troupe/core/trainer"
 	"github.com/troupe-dev/troupe/envs/matrix"
 )
@@ -242,5 +243,33 @@ func TestEvalProgressAndInterrupt(t *testing.T) {
 	want := "troupe eval: interrupted: 1 of 2 policies played their 4 episodes; nothing is printed"
 	if !strings.Contains(e.String(), want) || o.Len() != 0 {
 		t.Errorf("stderr %q lacks %q, or stdout is not empty: %q", e.String(), want, o.String())
+	}
+}
+
+// On a terminal the evaluation's live line follows the episodes of the
+// policy being played (at most ten redraws a second) and keeps each
+// policy's end; in a log only the policies' ends are written.
+func TestEvalProgressLiveLine(t *testing.T) {
+	for _, tty := range []bool{true, false} {
+		var b bytes.Buffer
+		p := newProgress(&b, 0)
+		p.tty = tty
+		ctx, step := p.evalProgress(context.Background(), 4)
+		step("", 0, 2)
+		rollout.EpisodeDone(ctx) // drawn: the first
+		rollout.EpisodeDone(ctx) // not drawn: within 100 ms of it
+		live := "\r\033[Keval 0/2 policies, the next at 1/4 episodes"
+		if got := strings.Count(b.String(), "\r\033[K"); tty && (!strings.HasPrefix(b.String(), live) || got != 1) {
+			t.Errorf("terminal: %q, want one redraw starting %q", b.String(), live)
+		}
+		rollout.EpisodeDone(ctx)
+		rollout.EpisodeDone(ctx)
+		step("grpo", 1, 2)
+		if !strings.Contains(b.String(), "eval 1/2 policies (grpo done)") {
+			t.Errorf("tty %v: %q lacks the policy's end", tty, b.String())
+		}
+		if !tty && (strings.Contains(b.String(), "episodes") || strings.Count(b.String(), "\n") != 1) {
+			t.Errorf("log: %q, want only the policy's line", b.String())
+		}
 	}
 }

@@ -225,6 +225,7 @@ func (c *Client) play(ctx context.Context, it int, jobs []rollout.Job, pol *poli
 		}
 		results[idx], got[idx] = env.Result, true
 		n++
+		rollout.EpisodeDone(ctx)
 	}
 	return results, nil
 }

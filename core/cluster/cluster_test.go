@@ -515,7 +515,8 @@ func TestKilledWorkerAndRestart(t *testing.T) {
 // An evaluation of the writing task (sim LLM) played on the workers
 // (rollout.EvaluateOn with the client as the player) gives the report of
 // the in-process pool byte for byte: with a trained policy greedy and
-// sampled, and with the baselines only.
+// sampled, and with the baselines only; the client reports each episode
+// done (rollout.WithEpisodeDone).
 func TestEvalOnWorkers(t *testing.T) {
 	url := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -541,9 +542,13 @@ func TestEvalOnWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := rollout.EvaluateOn(ctx, b.Setup, c, tc.trained, e)
+		var episodes atomic.Int32
+		got, err := rollout.EvaluateOn(rollout.WithEpisodeDone(ctx, func() { episodes.Add(1) }), b.Setup, c, tc.trained, e)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if n := int(episodes.Load()); n != len(got.Policies)*e.Episodes {
+			t.Errorf("%s: the client reported %d episodes done, want %d (%d policies × %d)", tc.name, n, len(got.Policies)*e.Episodes, len(got.Policies), e.Episodes)
 		}
 		wj, _ := json.Marshal(want)
 		gj, _ := json.Marshal(got)

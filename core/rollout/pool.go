@@ -118,6 +118,7 @@ func (p *Pool) play(ctx context.Context, jobs []Job, mkActor func(w *worker) (ac
 				span.Episode(res.Episode.Steps, res.Reward, res.Components, res.Failed, res.Reason)
 				span.End(nil)
 				results[j.idx] = res
+				EpisodeDone(ctx)
 			}
 		}(w)
 	}

@@ -1,0 +1,25 @@
+package rollout
+
+import "context"
+
+// episodeDoneKey is the context key of WithEpisodeDone's function.
+type episodeDoneKey struct{}
+
+// WithEpisodeDone returns a copy of ctx under which a [Player] — the
+// in-process [Pool], or core/cluster's Client — calls f each time an
+// episode it plays under that context has finished, failed ones
+// included: how a long evaluation shows its progress episode by episode
+// (as net/http/httptrace hooks a request). f is called from the players'
+// goroutines, concurrently, so it must be safe for concurrent use, and
+// quick: the episode's worker waits for it.
+func WithEpisodeDone(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, episodeDoneKey{}, f)
+}
+
+// EpisodeDone calls the function [WithEpisodeDone] put in ctx, if any. A
+// Player calls it once per episode it finishes.
+func EpisodeDone(ctx context.Context) {
+	if f, ok := ctx.Value(episodeDoneKey{}).(func()); ok {
+		f()
+	}
+}
