@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/rollout"
@@ -100,4 +101,32 @@ func Example() {
 	// Output:
 	// trained: 1.00
 	// random:  0.12
+}
+
+// Follow a long evaluation: Eval.Progress says when each policy's
+// episodes are done, rollout.WithEpisodeDone each episode (from the
+// workers' goroutines, so the counter is atomic).
+func Example_progress() {
+	src, err := core.NewEnvSource(func(map[string]any) (core.Env, error) { return &meetEnv{}, nil }, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer src.Close()
+	setup := rollout.Setup{
+		Name: "meet", Env: src, Rewards: []core.RewardFunc{metReward{}},
+		Weights: map[string]float64{"quality": 1}, Rollout: rollout.Config{Workers: 2},
+	}
+	var episodes atomic.Int64
+	ctx := rollout.WithEpisodeDone(context.Background(), func() { episodes.Add(1) })
+	e := rollout.Eval{Episodes: 50, Seed: 1, Progress: func(policy string, done, total int) {
+		if done > 0 {
+			fmt.Printf("%s done (%d of %d), %d episodes so far\n", policy, done, total, episodes.Load())
+		}
+	}}
+	if _, err := rollout.Evaluate(ctx, setup, nil, e); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// random done (1 of 1), 50 episodes so far
 }
