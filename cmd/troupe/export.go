@@ -38,8 +38,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	dir := fs.Arg(0)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		fmt.Fprintf(stderr, "troupe export: %s: no such run directory (a directory that troupe train --out wrote)\n", dir)
+	if noRunDir(stderr, "troupe export: "+dir, dir) {
 		return exitUsage
 	}
 	// Only iterations that made it into metrics.jsonl count (a run

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"maps"
+	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -122,4 +124,14 @@ func describeChanges(changes []trainer.ConfigChange) string {
 		fmt.Fprintf(&b, "  %s: %s → %s\n", c.Key, show(c.Old), show(c.New))
 	}
 	return b.String()
+}
+
+// noRunDir reports whether dir is not a directory, saying so on stderr
+// after what (the command and the argument that named it).
+func noRunDir(stderr io.Writer, what, dir string) bool {
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return false
+	}
+	fmt.Fprintf(stderr, "%s: no such run directory (a directory that troupe train --out wrote)\n", what)
+	return true
 }

@@ -65,8 +65,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if *resume != "" {
 		*out = *resume
-		if st, err := os.Stat(*resume); err != nil || !st.IsDir() {
-			fmt.Fprintf(stderr, "troupe train: --resume %s: no such run directory (a directory that troupe train --out wrote)\n", *resume)
+		if noRunDir(stderr, "troupe train: --resume "+*resume, *resume) {
 			return exitUsage
 		}
 		if !given["f"] {

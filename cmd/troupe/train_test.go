@@ -255,15 +255,16 @@ func TestEvalProgressLiveLine(t *testing.T) {
 		p := newProgress(&b, 0)
 		p.tty = tty
 		ctx, step := p.evalProgress(context.Background(), 4)
+		episodeDone := rollout.EpisodeDoneFunc(ctx)
 		step("", 0, 2)
-		rollout.EpisodeDone(ctx) // drawn: the first
-		rollout.EpisodeDone(ctx) // not drawn: within 100 ms of it
+		episodeDone() // drawn: the first
+		episodeDone() // not drawn: within 100 ms of it
 		live := "\r\033[Keval 0/2 policies, the next at 1/4 episodes"
 		if got := strings.Count(b.String(), "\r\033[K"); tty && (!strings.HasPrefix(b.String(), live) || got != 1) {
 			t.Errorf("terminal: %q, want one redraw starting %q", b.String(), live)
 		}
-		rollout.EpisodeDone(ctx)
-		rollout.EpisodeDone(ctx)
+		episodeDone()
+		episodeDone()
 		step("grpo", 1, 2)
 		if !strings.Contains(b.String(), "eval 1/2 policies (grpo done)") {
 			t.Errorf("tty %v: %q lacks the policy's end", tty, b.String())

@@ -195,6 +195,7 @@ func (c *Client) play(ctx context.Context, it int, jobs []rollout.Job, pol *poli
 	start := time.Now()
 	results := make([]rollout.EpisodeResult, len(jobs))
 	got := make([]bool, len(jobs))
+	episodeDone := rollout.EpisodeDoneFunc(ctx)
 	n := 0
 	for n < len(jobs) {
 		var e jetstream.KeyValueEntry
@@ -225,7 +226,7 @@ func (c *Client) play(ctx context.Context, it int, jobs []rollout.Job, pol *poli
 		}
 		results[idx], got[idx] = env.Result, true
 		n++
-		rollout.EpisodeDone(ctx)
+		episodeDone()
 	}
 	return results, nil
 }

@@ -85,6 +85,7 @@ func (p *Pool) play(ctx context.Context, jobs []Job, mkActor func(w *worker) (ac
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
+	episodeDone := EpisodeDoneFunc(ctx)
 	for _, w := range p.workers {
 		wg.Add(1)
 		go func(w *worker) {
@@ -118,7 +119,7 @@ func (p *Pool) play(ctx context.Context, jobs []Job, mkActor func(w *worker) (ac
 				span.Episode(res.Episode.Steps, res.Reward, res.Components, res.Failed, res.Reason)
 				span.End(nil)
 				results[j.idx] = res
-				EpisodeDone(ctx)
+				episodeDone()
 			}
 		}(w)
 	}

@@ -16,10 +16,12 @@ func WithEpisodeDone(ctx context.Context, f func()) context.Context {
 	return context.WithValue(ctx, episodeDoneKey{}, f)
 }
 
-// EpisodeDone calls the function [WithEpisodeDone] put in ctx, if any. A
-// Player calls it once per episode it finishes.
-func EpisodeDone(ctx context.Context) {
+// EpisodeDoneFunc returns the function [WithEpisodeDone] put in ctx, or
+// one that does nothing. A Player looks it up once per batch of episodes
+// and calls it once per episode it finishes.
+func EpisodeDoneFunc(ctx context.Context) func() {
 	if f, ok := ctx.Value(episodeDoneKey{}).(func()); ok {
-		f()
+		return f
 	}
+	return func() {}
 }

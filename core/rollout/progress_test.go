@@ -37,5 +37,5 @@ func TestEvaluateReportsProgress(t *testing.T) {
 		t.Errorf("progress calls %v %v, want [\"\" workers flaky] [0 1 2]", steps, progressed)
 	}
 	// Without the hook nothing is called and nothing breaks.
-	EpisodeDone(context.Background())
+	EpisodeDoneFunc(context.Background())()
 }

@@ -177,7 +177,7 @@ func loadOutputs(fsys fs.FS, root, name string, ds *Dataset) (*Outputs, error) {
 		return nil, fmt.Errorf("%s: no such outputs directory", name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read the outputs directory: %w", name, errors.Unwrap(err))
+		return nil, fmt.Errorf("%s: cannot read the outputs directory: %w", name, pathCause(err))
 	}
 	o := &Outputs{Dir: name, modes: map[string][]Mode{}, comps: map[string]map[Mode]map[string][][]Completion{}}
 	for _, e := range entries {
@@ -196,7 +196,7 @@ func loadOutputs(fsys fs.FS, root, name string, ds *Dataset) (*Outputs, error) {
 		}
 		data, err := fs.ReadFile(fsys, path.Join(root, fn))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, errors.Unwrap(err))
+			return nil, fmt.Errorf("%s: %w", file, pathCause(err))
 		}
 		if err := o.addFile(file, data, model, mode, ds); err != nil {
 			return nil, err
@@ -222,6 +222,16 @@ func loadOutputs(fsys fs.FS, root, name string, ds *Dataset) (*Outputs, error) {
 		return slices.Index(Modes, a.Mode) - slices.Index(Modes, b.Mode)
 	})
 	return o, nil
+}
+
+// pathCause is err without the fs.PathError around it, whose path is the
+// DirFS's relative one ("."): the callers name the real path themselves.
+func pathCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // addFile parses and extracts one outputs file.
