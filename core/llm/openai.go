@@ -443,6 +443,9 @@ func (o *openAIClient) buildRequest(req core.ChatRequest) (openai.ChatCompletion
 		}
 		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
 	}
+	// max_tokens, which go-openai marks deprecated, on purpose: the
+	// OpenAI-compatible servers (vLLM, llama.cpp, Ollama) read it and not
+	// always max_completion_tokens; reasoning models get the latter below.
 	r := openai.ChatCompletionRequest{
 		Model:       model,
 		Messages:    msgs,

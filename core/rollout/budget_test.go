@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -82,7 +81,6 @@ type wireLLM struct {
 	failAt              int64
 	failTraffic         core.Traffic
 	calls, inFlight, hi atomic.Int64
-	mu                  sync.Mutex
 }
 
 func (l *wireLLM) Chat(ctx context.Context, req core.ChatRequest) (core.ChatResponse, error) {

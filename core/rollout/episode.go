@@ -99,8 +99,7 @@ type worker struct {
 	isSim   []bool
 	// wire is true when an agent's LLM is not the simulated one: its
 	// episodes report their traffic as metrics (core.MetricLLMRequests …).
-	wire   bool
-	record bool
+	wire bool
 }
 
 func newWorker(s *Setup) (*worker, error) {

@@ -162,8 +162,8 @@ func TestFailedCallTraffic(t *testing.T) {
 		found = true
 		a := attrs(s)
 		if a["troupe.llm.requests"].AsInt64() != 3 || a["troupe.llm.retries"].AsInt64() != 2 || a["troupe.llm.rate_limited"].AsInt64() != 3 || a["troupe.llm.wait_s"].AsFloat64() <= 0 {
-			t.Errorf("traffic %v %v %v %v; want 3 requests, 2 retries, 3 rate-limited, a wait", a["troupe.llm.requests"].Emit(),
-				a["troupe.llm.retries"].Emit(), a["troupe.llm.rate_limited"].Emit(), a["troupe.llm.wait_s"].Emit())
+			t.Errorf("traffic %v %v %v %v; want 3 requests, 2 retries, 3 rate-limited, a wait", a["troupe.llm.requests"].String(),
+				a["troupe.llm.retries"].String(), a["troupe.llm.rate_limited"].String(), a["troupe.llm.wait_s"].String())
 		}
 		retries := 0
 		for _, e := range s.Events {

@@ -308,13 +308,13 @@ func TestWritingEpisodeSpanTree(t *testing.T) {
 		}
 		inTokens += int(a["gen_ai.usage.input_tokens"].AsInt64())
 		if a["troupe.llm.requests"].AsInt64() < 1 {
-			t.Errorf("chat span with troupe.llm.requests %v", a["troupe.llm.requests"].Emit())
+			t.Errorf("chat span with troupe.llm.requests %v", a["troupe.llm.requests"].String())
 		}
 		for _, e := range c.Events {
 			if e.Name == "gen_ai.client.retry" {
 				if a["troupe.llm.retries"].AsInt64() != 1 || a["troupe.llm.rate_limited"].AsInt64() != 1 || a["troupe.llm.requests"].AsInt64() != 2 {
-					t.Errorf("the retried call's traffic: requests %v, retries %v, rate_limited %v; want 2, 1, 1", a["troupe.llm.requests"].Emit(),
-						a["troupe.llm.retries"].Emit(), a["troupe.llm.rate_limited"].Emit())
+					t.Errorf("the retried call's traffic: requests %v, retries %v, rate_limited %v; want 2, 1, 1", a["troupe.llm.requests"].String(),
+						a["troupe.llm.retries"].String(), a["troupe.llm.rate_limited"].String())
 				}
 				retries++
 				for _, kv := range e.Attributes {
@@ -371,7 +371,7 @@ func assertNoText(t *testing.T, spans tracetest.SpanStubs, texts []string) {
 			kvs = append(kvs, e.Attributes...)
 		}
 		for _, kv := range kvs {
-			v := kv.Value.Emit()
+			v := kv.Value.String()
 			for _, p := range texts {
 				if len(p) >= 16 && strings.Contains(v, p) {
 					t.Fatalf("span %q attribute %s holds prompt text %q", s.Name, kv.Key, p)

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,7 +49,7 @@ func TestMain(m *testing.M) {
 	bin.example = filepath.Join(dir, "grpc-env")
 	args := []string{"build", "-o", dir + "/", modPrefix + "internal/testplugins/grpc/lbf", modPrefix + "internal/testplugins/grpc/faulty", modPrefix + "examples/grpc-env"}
 	code := 0
-	if out, err := exec.Command(goTool(), args...).CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go %s: %v\n%s", strings.Join(args, " "), err, out)
 		code = 1
 	} else {
@@ -59,13 +58,6 @@ func TestMain(m *testing.M) {
 	CleanupClients()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // hostHelper loads the env plugin at path, opens an instance, prints the

@@ -3,7 +3,6 @@ package wasm
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -323,5 +322,3 @@ func marshalParams(name string, params map[string]any) ([]byte, error) {
 	}
 	return b, nil
 }
-
-var errClosed = errors.New("closed")

@@ -31,10 +31,9 @@ type EmMatch struct {
 }
 
 type delimRun struct {
-	pos, n          int // position in buf and remaining length
-	ch              byte
-	canOpen, closer bool
-	active          bool
+	pos, n int // position in buf and remaining length
+	ch     byte
+	active bool
 }
 
 // Plain returns s with code spans, URLs, HTML tags, link destinations and
