@@ -197,10 +197,15 @@ func RecordWritingTrajectories(episodes int) ([]Trajectory, error) {
 }
 
 // ReplayWorkload replays the trajectories on env, cycling through them;
-// each Reset is untimed. A replay that ends earlier or later than its
+// each Reset is untimed. As the runtime does, a step builds the prompt of
+// every decision that needs text before it steps (an env may reserve the
+// prompt's target then, as writing does), so the timed step is the
+// prompts and the step. A replay that ends earlier or later than its
 // recording is an error (the env is not the same env).
 func ReplayWorkload(env core.Env, trs []Trajectory) Workload {
 	e, k := 0, 0
+	decisions := env.Spec().Decisions
+	prompter, _ := env.(core.Prompter)
 	return func(t Timer, n int) error {
 		for range n {
 			tr := &trs[e]
@@ -210,6 +215,13 @@ func ReplayWorkload(env core.Env, trs []Trajectory) Workload {
 				t.StartTimer()
 				if err != nil {
 					return err
+				}
+			}
+			if prompter != nil {
+				for i, a := range tr.Actions[k] {
+					if a.Decision >= 0 && a.Decision < len(decisions) && decisions[a.Decision].NeedsText {
+						prompter.Prompt(i, a.Decision)
+					}
 				}
 			}
 			res, err := env.Step(tr.Actions[k])
@@ -330,7 +342,7 @@ func runStep(ctx context.Context, o *Options) ([]StepRow, []Skip, error) {
 			}
 			env, closeEnv, err := openStepEnv(ctx, wl, name, path, file)
 			if err != nil {
-				skips = append(skips, Skip{Section: "env step", Row: name + " " + path, Reason: err.Error()})
+				skips = append(skips, Skip{Section: "env step", Row: name + " " + path, Reason: err.Error(), Failed: true})
 				continue
 			}
 			w, err := stepWorkload(name, env, trs)
@@ -340,7 +352,7 @@ func runStep(ctx context.Context, o *Options) ([]StepRow, []Skip, error) {
 			}
 			closeEnv()
 			if err != nil {
-				skips = append(skips, Skip{Section: "env step", Row: name + " " + path, Reason: err.Error()})
+				skips = append(skips, Skip{Section: "env step", Row: name + " " + path, Reason: err.Error(), Failed: true})
 				continue
 			}
 			row.NsPerStep, row.AllocsPerStep, row.BytesPerStep, row.Steps = t.NsPerOp(), t.AllocsPerOp(), t.BytesPerOp(), t.N

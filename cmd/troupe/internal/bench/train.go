@@ -299,7 +299,7 @@ func runTrain(ctx context.Context, o *Options) ([]TrainRow, []Skip, error) {
 			if ctx.Err() != nil {
 				return rows, skips, ctx.Err()
 			}
-			skips = append(skips, Skip{Section: "training", Row: path, Reason: err.Error()})
+			skips = append(skips, Skip{Section: "training", Row: path, Reason: err.Error(), Failed: true})
 			continue
 		}
 		for _, row := range rs {
