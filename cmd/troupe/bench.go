@@ -120,7 +120,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func benchExitCode(rep bench.Report, runErr error, stderr io.Writer) int {
 	failed := rep.Failed()
 	for _, c := range failed {
-		fmt.Fprintf(stderr, "troupe: bench: check failed: %s: %.4g %s, want %s %.4g %s\n", c.Name, c.Value, c.Unit, c.Op, c.Bound, c.Unit)
+		fmt.Fprintf(stderr, "troupe: bench: check failed: %s\n", c)
 	}
 	if runErr != nil || len(failed) > 0 {
 		return exitRuntime

@@ -75,6 +75,11 @@ func TestBenchExitCode(t *testing.T) {
 	if code := benchExitCode(bench.Report{Checks: []bench.Check{pass, fail}}, nil, &e); code != exitRuntime || !strings.Contains(e.String(), "check failed: LLM: throughput ÷ ideal: 0.5") {
 		t.Errorf("a failed check: exit %d, stderr %q; want 1 naming it", code, e.String())
 	}
+	e.Reset()
+	ran := bench.Check{Name: "env step lbf wasm ran (skipped above: it failed)", Op: bench.OpRan}
+	if code := benchExitCode(bench.Report{Checks: []bench.Check{ran}}, nil, &e); code != exitRuntime || e.String() != "troupe: bench: check failed: env step lbf wasm ran (skipped above: it failed)\n" {
+		t.Errorf("a row that failed to run: exit %d, stderr %q; want 1 and the row named alone", code, e.String())
+	}
 	if code := benchExitCode(bench.Report{}, errors.New("boom"), &e); code != exitRuntime {
 		t.Errorf("a failed suite: exit %d", code)
 	}

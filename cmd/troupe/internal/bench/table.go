@@ -127,14 +127,19 @@ func (r Report) WriteTable(w io.Writer) error {
 			if c.Pass {
 				mark = "ok  "
 			}
-			if c.Op == OpRan {
-				fmt.Fprintf(w, "  %s %s\n", mark, c.Name)
-				continue
-			}
-			fmt.Fprintf(w, "  %s %s: %s %s %s\n", mark, c.Name, num(c.Value, c.Unit), c.Op, num(c.Bound, c.Unit))
+			fmt.Fprintf(w, "  %s %s\n", mark, c)
 		}
 	}
 	return tw.Flush()
+}
+
+// String is the check as the table and troupe bench's errors print it:
+// "name: value op bound", or the name alone for an OpRan check.
+func (c Check) String() string {
+	if c.Op == OpRan {
+		return c.Name
+	}
+	return fmt.Sprintf("%s: %s %s %s", c.Name, num(c.Value, c.Unit), c.Op, num(c.Bound, c.Unit))
 }
 
 func num(v float64, unit string) string {
