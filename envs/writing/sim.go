@@ -355,18 +355,18 @@ func (e *Env) Defects() int {
 // reappears in text, its words at least 80 % the same (Jaccard) whatever
 // the writer's spelling and markup; -1 if none.
 func (e *Env) restates(k int, text string) int {
-	var paras [][]string
+	sets := e.restatableWords()
+	var paras []wordSet
 	for _, j := range e.rfc.Units[k].BuildsOn {
-		p := restatable(e.rfc.Units[j].Source)
-		if p == "" {
+		pw := sets[j]
+		if pw == nil {
 			continue
 		}
 		if paras == nil {
 			for _, q := range strings.Split(text, "\n\n") {
-				paras = append(paras, lowerWords(q))
+				paras = append(paras, newWordSet(q))
 			}
 		}
-		pw := lowerWords(p)
 		for _, q := range paras {
 			if jaccard(pw, q) >= 0.8 {
 				return j
@@ -376,29 +376,50 @@ func (e *Env) restates(k int, text string) int {
 	return -1
 }
 
-// lowerWords returns the lower-case words of letters in s.
-func lowerWords(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) })
+// restatableWords returns, for each unit of the episode's RFC, the word
+// set of its restatable paragraph ([restatable]; nil if it has none),
+// computed once per RFC of the corpus: a unit's source does not change.
+func (e *Env) restatableWords() []wordSet {
+	if s, ok := e.restatable[e.rfc]; ok {
+		return s
+	}
+	s := make([]wordSet, len(e.rfc.Units))
+	for j, u := range e.rfc.Units {
+		if p := restatable(u.Source); p != "" {
+			s[j] = newWordSet(p)
+		}
+	}
+	if e.restatable == nil {
+		e.restatable = map[*RFC][]wordSet{}
+	}
+	e.restatable[e.rfc] = s
+	return s
 }
 
-// jaccard is |A ∩ B| / |A ∪ B| of two word sets.
-func jaccard(a, b []string) float64 {
+// wordSet is the set of the lower-case words of letters in a text.
+type wordSet map[string]struct{}
+
+func newWordSet(s string) wordSet {
+	ws := wordSet{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		ws[w] = struct{}{}
+	}
+	return ws
+}
+
+// jaccard is |A ∩ B| / |A ∪ B| of two word sets (0 if either is empty).
+func jaccard(a, b wordSet) float64 {
 	if len(a) == 0 || len(b) == 0 {
 		return 0
 	}
-	sa := map[string]bool{}
-	for _, w := range a {
-		sa[w] = true
+	if len(a) > len(b) {
+		a, b = b, a
 	}
-	sb := map[string]bool{}
 	inter := 0
-	for _, w := range b {
-		if !sb[w] {
-			sb[w] = true
-			if sa[w] {
-				inter++
-			}
+	for w := range a {
+		if _, ok := b[w]; ok {
+			inter++
 		}
 	}
-	return float64(inter) / float64(len(sa)+len(sb)-inter)
+	return float64(inter) / float64(len(a)+len(b)-inter)
 }

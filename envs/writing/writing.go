@@ -399,11 +399,13 @@ type call struct {
 // Env is one instance of the writing task. It is not safe for concurrent
 // use.
 type Env struct {
-	p        Params
-	pool     []Tier
-	corpus   []RFC
-	spec     core.EnvSpec
-	maxUnits int
+	p      Params
+	pool   []Tier
+	corpus []RFC
+	// restatable caches restatableWords per RFC of corpus.
+	restatable map[*RFC][]wordSet
+	spec       core.EnvSpec
+	maxUnits   int
 
 	started, done bool
 	rfc           *RFC
