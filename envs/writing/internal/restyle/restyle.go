@@ -299,6 +299,9 @@ func restyleInline(p *markdown.Stripper, s string, st Style, sentenceStart, word
 	if s == "" {
 		return s
 	}
+	if st.Emphasis == "" && st.Strong == "" && (!words || (st.Spelling == "" && st.Person == "")) {
+		return s // nothing inline to restyle
+	}
 	m := markdown.Mask(s)
 	out := []byte(s)
 	if st.Emphasis != "" || st.Strong != "" {
