@@ -112,6 +112,21 @@ func formInProse(p string, t Term) string {
 	return best
 }
 
+// termForms returns formInProse of prose for every term unit k uses or
+// introduces (what refreshDefects compares), keyed by term index.
+func (e *Env) termForms(k int, prose string) map[int]string {
+	m := map[int]string{}
+	for _, ti := range e.rfc.Units[k].Uses {
+		m[ti] = formInProse(prose, e.rfc.Terms[ti])
+	}
+	for ti, t := range e.rfc.Terms {
+		if _, ok := m[ti]; !ok && t.Intro == k {
+			m[ti] = formInProse(prose, t)
+		}
+	}
+	return m
+}
+
 // write renders unit k as writer i would, with what kn puts in front of
 // it (edit: rewriting the unit's current text). The generator draws from
 // rng in a fixed order, so the same request gives the same text:
@@ -297,7 +312,7 @@ func (e *Env) refreshDefects() {
 	forms := make([]string, len(e.rfc.Terms))
 	for ti, t := range e.rfc.Terms {
 		if u := &e.units[t.Intro]; u.version > 0 {
-			forms[ti] = formInProse(u.prose, t)
+			forms[ti] = u.forms[ti]
 		}
 	}
 	for k := range e.units {
@@ -311,7 +326,7 @@ func (e *Env) refreshDefects() {
 			if forms[ti] == "" {
 				continue
 			}
-			if f := formInProse(u.prose, e.rfc.Terms[ti]); f != "" && f != forms[ti] {
+			if f := u.forms[ti]; f != "" && f != forms[ti] {
 				u.termBad = true
 				break
 			}

@@ -329,11 +329,14 @@ type unitState struct {
 	edits      int
 	tokens     int    // tokensOf(text)
 	prose      string // proseOf(text)
-	dev        uint16 // habit deviations from the house style (bit per habit)
-	outlineOK  bool
-	repeatOf   int  // a unit it builds on one of whose paragraphs this text restates, -1
-	termBad    bool // writes a term otherwise than its introducing unit's current text
-	refBad     bool // mentions a heading its target no longer has
+	// forms holds, for each term the unit uses or introduces, the surface
+	// form its prose writes (formInProse; "" if none), set with its text.
+	forms     map[int]string
+	dev       uint16 // habit deviations from the house style (bit per habit)
+	outlineOK bool
+	repeatOf  int  // a unit it builds on one of whose paragraphs this text restates, -1
+	termBad   bool // writes a term otherwise than its introducing unit's current text
+	refBad    bool // mentions a heading its target no longer has
 }
 
 // defective reports whether the unit departs from the house style, the
@@ -833,6 +836,7 @@ func (e *Env) setText(k int, text string) {
 	u.text = text
 	u.tokens = tokensOf(text)
 	u.prose = proseOf(text)
+	u.forms = e.termForms(k, u.prose)
 	u.version++
 	u.dev = deviations(text, e.house)
 	u.outlineOK = outlineOK(text, e.rfc.Units[k].Headings)
