@@ -211,18 +211,9 @@ func b2f(b bool) float64 {
 func (e *Env) contextText(i int, board []string) string {
 	ag := &e.agents[i]
 	var b strings.Builder
-	b.Grow(len(e.brief) + len(e.guide) + 64*len(board) + 128)
+	b.Grow(len(e.contextHead) + len(e.guide) + 64*len(board) + 128)
 	fmt.Fprintf(&b, "You are writer_%d, on %s. t = %.1f s.\n", i, e.team[i].Name, e.now)
-	b.WriteString("Team: ")
-	for j, t := range e.team {
-		if j > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "writer_%d on %s", j, t.Name)
-	}
-	fmt.Fprintf(&b, ". Shared rate limit: %s.\n\n", limitText(e.limit))
-	b.WriteString(e.brief)
-	b.WriteString("\nTask board:\n")
+	b.WriteString(e.contextHead)
 	for k, line := range board {
 		u := &e.units[k]
 		b.WriteString(line)
@@ -241,6 +232,24 @@ func (e *Env) contextText(i int, board []string) string {
 	} else {
 		b.WriteString("\nYou have not read the house style.\n")
 	}
+	return b.String()
+}
+
+// buildContextHead returns what contextText writes after its first line
+// and before the task board's lines: the team, the rate limit and the
+// brief, the same for every agent all episode.
+func (e *Env) buildContextHead() string {
+	var b strings.Builder
+	b.WriteString("Team: ")
+	for j, t := range e.team {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "writer_%d on %s", j, t.Name)
+	}
+	fmt.Fprintf(&b, ". Shared rate limit: %s.\n\n", limitText(e.limit))
+	b.WriteString(e.brief)
+	b.WriteString("\nTask board:\n")
 	return b.String()
 }
 

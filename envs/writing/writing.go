@@ -405,6 +405,9 @@ type Env struct {
 	p      Params
 	pool   []Tier
 	corpus []RFC
+	// contextHead is the part of every agent's context text that is the
+	// same all episode (the team, the rate limit, the brief): contextText.
+	contextHead string
 	// restatable caches restatableWords per RFC of corpus.
 	restatable map[*RFC][]wordSet
 	spec       core.EnvSpec
@@ -556,6 +559,7 @@ func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
 	e.meanTokens = float64(e.rfc.Tokens) / float64(n)
 	e.guide = guide(e.house)
 	e.brief = e.buildBrief()
+	e.contextHead = e.buildContextHead()
 	e.computeReference()
 	return e.observations(), nil
 }
