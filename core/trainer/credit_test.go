@@ -196,15 +196,7 @@ func TestCounterfactualOnReplayEnv(t *testing.T) {
 		t.Fatalf("backend %q, want replay", b)
 	}
 	cfg.Credit, cfg.TasksPerIteration, cfg.GroupSize = CreditCounterfactual, 2, 1
-	tr, err := New(s, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	st, _, err := tr.Step(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _ := firstIteration(t, s, cfg)
 	if st.BranchEpisodes == 0 || st.FailedBranches != 0 {
 		t.Fatalf("%d branches, %d failed: want branches, none failed", st.BranchEpisodes, st.FailedBranches)
 	}

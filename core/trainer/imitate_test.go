@@ -161,15 +161,7 @@ func TestImitatePartialFitWarns(t *testing.T) {
 	cfg.Imitate, cfg.ImitateEpisodes, cfg.ImitateEpochs = lbf.BaselineGreedyFood, 16, 1
 	var logs testenv.SyncBuffer
 	s.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	tr, err := New(s, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	st, _, err := tr.Step(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _ := firstIteration(t, s, cfg)
 	if st.Imitation == nil || st.Imitation.Agreement >= fullFit {
 		t.Fatalf("imitation %+v: one pass should not fit greedy_food", st.Imitation)
 	}

@@ -36,15 +36,7 @@ func TestPanicsFailEpisodesNotTheProcess(t *testing.T) {
 		bad := rollout.TrainTaskSeed(s.Seed, 0, 1)
 		s.Rewards = append(s.Rewards, panickyReward{seed: bad})
 		s.Train.MaxFailureRatio = 0.5
-		tr, err := New(s.Setup, s.Train)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tr.Close()
-		st, results, err := tr.Step(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		st, results := firstIteration(t, s.Setup, s.Train)
 		if st.FailedEpisodes != s.Train.GroupSize {
 			t.Fatalf("%d failed episodes, want the %d of the bad task", st.FailedEpisodes, s.Train.GroupSize)
 		}

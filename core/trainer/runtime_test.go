@@ -115,6 +115,22 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 }
 
 // learns steps a trainer for s through s.Train.Iterations iterations and
+// firstIteration makes a trainer of s and cfg, runs its first iteration
+// and closes it (when the test ends), failing the test on any error.
+func firstIteration(t *testing.T, s rollout.Setup, cfg Config) (IterationStats, []rollout.EpisodeResult) {
+	t.Helper()
+	tr, err := New(s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tr.Close)
+	st, results, err := tr.Step(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, results
+}
+
 // fails the test unless the mean reward rose by 1 or more from the first
 // iteration to the last. It returns the trainer (closed when the test
 // ends) and the last iteration's stats.

@@ -1,7 +1,6 @@
 package trainer
 
 import (
-	"context"
 	"testing"
 )
 
@@ -11,15 +10,7 @@ import (
 func TestStepLimitedRolloutsAreScored(t *testing.T) {
 	p := toySetup(2)
 	p.Setup.Rollout.MaxSteps = 3 // the toy task takes 6 steps
-	tr, err := New(p.Setup, p.Train)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	st, results, err := tr.Step(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, results := firstIteration(t, p.Setup, p.Train)
 	if st.FailedEpisodes != 0 || st.EnvSteps != int64(3*len(results)) {
 		t.Fatalf("failed %d, env steps %d; want 0 failed and 3 steps for each of %d rollouts", st.FailedEpisodes, st.EnvSteps, len(results))
 	}
