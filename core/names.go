@@ -65,6 +65,15 @@ const (
 	// that lists it in EnvSpec.Metrics and has no decision needing text
 	// has its results labelled "replay" (rollout's Setup.Backend).
 	MetricReplayedCalls = "replayed_calls"
+	// MetricTask identifies the task instance an episode plays — the
+	// document, the class — as a number: episodes that play the same
+	// instance (with other teams, other seeds) report the same value. An
+	// env whose seeds draw from a finite set of instances reports it (and
+	// lists it in EnvSpec.Metrics). It is a label, not a measure: the
+	// evaluation groups the trained policy's paired differences by it (an
+	// interval over instances beside the one over seeds) and reports no
+	// mean of it, nor does training.
+	MetricTask = "task"
 )
 
 // Metrics returns t as episode metrics, keyed by the MetricLLMRequests …

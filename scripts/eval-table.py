@@ -7,7 +7,9 @@
 Prints one table of every policy (joint reward, each METRIC, speedup,
 tokens, makespan, failed share: mean [95 % interval]) and, when the trained
 policy was evaluated, one of its paired differences to every other policy
-(grpo − NAME: joint reward and each METRIC, mean [95 % interval], pairs).
+(grpo − NAME: joint reward and each METRIC, mean [95 % interval], pairs;
+with the joint reward's interval over task instances, "by task", when the
+env reports them).
 The best baseline is marked *, baselines outside the task †. It only
 formats what the JSON holds: every figure comes from the evaluation.
 """
@@ -65,7 +67,8 @@ def main():
     if not paired:
         return
     print()
-    head = ["grpo −", "joint reward"] + metrics + ["pairs"]
+    tasks = max((d["reward_by_task"]["tasks"] for d in paired.values() if d.get("reward_by_task")), default=0)
+    head = ["grpo −", "joint reward"] + ([f"joint reward, by task ({tasks})"] if tasks else []) + metrics + ["pairs"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for n in order(rep):
@@ -73,6 +76,9 @@ def main():
             continue
         d = paired[n]
         row = [mark(rep, n), cell(d["reward"]["mean"], d["reward"]["ci95"], "%+.3f")]
+        if tasks:
+            t = d.get("reward_by_task")
+            row.append(cell(t["mean"], t["ci95"], "%+.3f") if t else "–")
         for m in metrics:
             x = (d.get("metrics") or {}).get(m)
             row.append(cell(x["mean"], x["ci95"], "%+.3f") if x else "–")

@@ -103,6 +103,31 @@ type PairedResult struct {
 	MakespanS  Difference            `json:"makespan_s"`
 	Tokens     Difference            `json:"tokens"`
 	LLMCalls   Difference            `json:"llm_calls"`
+	// RewardByTask is Reward with its interval over task instances
+	// instead of seeds: the seeds grouped by the instance they play
+	// (core.MetricTask: the document, the class) and whole instances
+	// resampled (stats.Bootstrap.PairedDiffByCluster). Its mean is
+	// Reward's; its interval says whether the difference would hold on
+	// other instances of the task, and is the wider one when the
+	// difference depends on the instance. Nil when the env does not
+	// report core.MetricTask.
+	RewardByTask *TaskDifference `json:"reward_by_task,omitempty"`
+}
+
+// TaskDifference is a paired difference whose interval resamples task
+// instances: Tasks counts the instances the pairs played.
+type TaskDifference struct {
+	Difference
+	Tasks int `json:"tasks"`
+}
+
+// MarshalJSON writes the difference's fields and tasks in one object.
+func (d TaskDifference) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Mean  *float64       `json:"mean"`
+		CI95  stats.Interval `json:"ci95"`
+		Tasks int            `json:"tasks"`
+	}{stats.NumberOrNull(d.Mean), d.CI95, d.Tasks})
 }
 
 // EvalReport is `troupe eval --json` and eval.json.
@@ -293,6 +318,7 @@ type episodeFigures struct {
 	traffic                     core.Traffic
 	reward, makespan, tokens    []float64
 	calls                       []float64
+	task                        []float64 // core.MetricTask, NaN where not reported
 	components, metrics         map[string][]float64
 }
 
@@ -316,7 +342,10 @@ func collectFigures(results []EpisodeResult) *episodeFigures {
 		return c
 	}
 	f := &episodeFigures{episodes: n, components: map[string][]float64{}, metrics: map[string][]float64{},
-		reward: newColumn(), makespan: newColumn(), tokens: newColumn(), calls: newColumn()}
+		reward: newColumn(), makespan: newColumn(), tokens: newColumn(), calls: newColumn(), task: make([]float64, n)}
+	for i := range f.task {
+		f.task[i] = math.NaN()
+	}
 	for i, x := range results {
 		f.traffic = f.traffic.Add(x.Traffic)
 		if x.Failed {
@@ -338,6 +367,8 @@ func collectFigures(results []EpisodeResult) *episodeFigures {
 				f.tokens[i] = v
 			case core.MetricLLMCalls:
 				f.calls[i] = v
+			case core.MetricTask:
+				f.task[i] = v
 			default:
 				column(f.metrics, k)[i] = v
 			}
@@ -387,11 +418,15 @@ func pairedFigures(a, b *episodeFigures) PairedResult {
 		return out
 	}
 	d := stats.PairedDiffCI(a.reward, b.reward)
-	return PairedResult{
+	r := PairedResult{
 		Pairs: d.Pairs, Excluded: d.Excluded, Reward: Difference{Mean: d.Mean, CI95: d.CI95},
 		Components: both(a.components, b.components), Metrics: both(a.metrics, b.metrics),
 		MakespanS: diff(a.makespan, b.makespan), Tokens: diff(a.tokens, b.tokens), LLMCalls: diff(a.calls, b.calls),
 	}
+	if t := stats.PairedDiffByClusterCI(a.reward, b.reward, a.task); t.Clusters > 0 {
+		r.RewardByTask = &TaskDifference{Difference{Mean: t.Mean, CI95: t.CI95}, t.Clusters}
+	}
+	return r
 }
 
 // bestBaseline returns the scored policy other than "grpo" and the
@@ -578,15 +613,22 @@ func (r EvalReport) markedName(n string) string {
 
 // PairedTable returns the trained policy's paired differences, one row
 // per other policy in PolicyOrder ("grpo − NAME"), with the number of
-// pairs, the joint reward, the figures of [EvalReport.Columns], makespan,
-// tokens and LLM calls, each as mean [95 % interval] ([DiffCell]). It
-// returns no rows when the trained policy was not evaluated.
+// pairs, the joint reward (and, when the env reports core.MetricTask,
+// its interval over task instances: "reward by task"), the figures of
+// [EvalReport.Columns], makespan, tokens and LLM calls, each as mean
+// [95 % interval] ([DiffCell]). It returns no rows when the trained
+// policy was not evaluated.
 func (r EvalReport) PairedTable(metrics []string) (head []string, rows [][]string) {
 	if len(r.Paired) == 0 {
 		return nil, nil
 	}
 	comps, mets := r.Columns(metrics)
-	head = append(append(append([]string{"difference", "pairs", "reward"}, comps...), mets...), core.MetricMakespan, core.MetricTokens, core.MetricLLMCalls)
+	byTask := r.pairedByTask()
+	head = []string{"difference", "pairs", "reward"}
+	if byTask > 0 {
+		head = append(head, fmt.Sprintf("reward by task (%d)", byTask))
+	}
+	head = append(append(append(head, comps...), mets...), core.MetricMakespan, core.MetricTokens, core.MetricLLMCalls)
 	for _, n := range r.PolicyOrder() {
 		d, ok := r.Paired[n]
 		if !ok {
@@ -597,6 +639,13 @@ func (r EvalReport) PairedTable(metrics []string) (head []string, rows [][]strin
 			pairs += fmt.Sprintf(" (%d excl.)", d.Excluded)
 		}
 		row := []string{"grpo − " + r.markedName(n), pairs, DiffCell("%.4f", d.Reward)}
+		if byTask > 0 {
+			cell := "–"
+			if d.RewardByTask != nil {
+				cell = DiffCell("%.4f", d.RewardByTask.Difference)
+			}
+			row = append(row, cell)
+		}
 		for _, c := range comps {
 			row = append(row, diffOrDash("%.4f", d.Components, c))
 		}
@@ -606,6 +655,18 @@ func (r EvalReport) PairedTable(metrics []string) (head []string, rows [][]strin
 		rows = append(rows, append(row, DiffCell("%.1f", d.MakespanS), DiffCell("%.0f", d.Tokens), DiffCell("%.1f", d.LLMCalls)))
 	}
 	return head, rows
+}
+
+// pairedByTask returns the most task instances any paired difference
+// was grouped by (0 when the env reports no core.MetricTask).
+func (r EvalReport) pairedByTask() int {
+	n := 0
+	for _, d := range r.Paired {
+		if d.RewardByTask != nil {
+			n = max(n, d.RewardByTask.Tasks)
+		}
+	}
+	return n
 }
 
 func diffOrDash(format string, m map[string]Difference, k string) string {
@@ -632,6 +693,9 @@ func (r EvalReport) WriteTable(w io.Writer) {
 	}
 	if head, rows := r.PairedTable(qualityMetrics); len(rows) > 0 {
 		fmt.Fprintf(w, "\npaired on the same seeds: mean difference [95%% paired-bootstrap interval]; a seed where either episode failed is excluded\n")
+		if n := r.pairedByTask(); n > 0 {
+			fmt.Fprintf(w, "reward by task: the same mean, its interval over the %d task instances (documents, classes) the seeds played, resampled whole: whether the difference would hold on other instances\n", n)
+		}
 		writeAligned(w, head, rows)
 	}
 	if head, rows := r.TrafficTable(); len(rows) > 0 {

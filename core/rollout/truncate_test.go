@@ -21,7 +21,8 @@ import (
 // ("progress") and the makespan are reported only at the end: on the
 // terminal step, or by Truncate when the env declares it. Its baselines:
 // "workers" (both work), "half" (one works), "stallers" (nobody works) and
-// "flaky" (both work, but fails on seeds divisible by 3).
+// "flaky" (both work, but fails on seeds divisible by 3). A task's size
+// (4 + seed mod 5 units) is its instance (core.MetricTask).
 type stallEnv struct {
 	truncatable       bool
 	seed              uint64
@@ -32,7 +33,7 @@ func (e *stallEnv) Spec() core.EnvSpec {
 	s := core.EnvSpec{
 		Name: "stall", Agents: []string{"a", "b"}, ObsSize: 2,
 		Decisions: []core.DecisionSpec{{Name: "work"}, {Name: "wait"}},
-		StateSize: 1, StepRewards: true, Metrics: []string{"progress", core.MetricMakespan},
+		StateSize: 1, StepRewards: true, Metrics: []string{"progress", core.MetricMakespan, core.MetricTask},
 		Baselines: []string{"workers", "half", "stallers", "flaky"}, ReferenceBaseline: "workers",
 		Capabilities: core.CapBaseline,
 	}
@@ -53,7 +54,8 @@ func (e *stallEnv) Reset(seed uint64) ([]core.Observation, error) {
 }
 
 func (e *stallEnv) final(r *core.StepResult) {
-	r.Metrics = map[string]float64{"progress": float64(min(e.units, e.need)) / float64(e.need), core.MetricMakespan: float64(e.step)}
+	r.Metrics = map[string]float64{"progress": float64(min(e.units, e.need)) / float64(e.need), core.MetricMakespan: float64(e.step),
+		core.MetricTask: float64(e.need)} // the task instance: its size
 }
 
 func (e *stallEnv) Step(a []core.Action) (core.StepResult, error) {
@@ -279,6 +281,7 @@ func TestEvaluateIntervalsAndPaired(t *testing.T) {
 	}
 	per := map[string][]float64{}
 	mk := map[string][]float64{}
+	var tasks []float64
 	for _, name := range []string{"grpo", "workers", "half"} {
 		for i := range n {
 			var p *policy.Policy
@@ -291,6 +294,9 @@ func TestEvaluateIntervalsAndPaired(t *testing.T) {
 			}
 			per[name] = append(per[name], res.Reward)
 			mk[name] = append(mk[name], res.Metrics[core.MetricMakespan])
+			if name == "grpo" {
+				tasks = append(tasks, res.Metrics[core.MetricTask])
+			}
 		}
 	}
 	for _, name := range []string{"grpo", "workers", "half"} {
@@ -312,6 +318,18 @@ func TestEvaluateIntervalsAndPaired(t *testing.T) {
 		if got.Pairs != n || got.Reward.Mean != want.Mean || got.Reward.CI95 != want.CI95 {
 			t.Errorf("grpo − %s: %+v; want %+v", name, got, want)
 		}
+		// Grouped by the task instance the env reports: the same mean,
+		// the interval over instances.
+		byTask := stats.PairedDiffByClusterCI(per["grpo"], per[name], tasks)
+		if got.RewardByTask == nil || got.RewardByTask.Mean != want.Mean || got.RewardByTask.CI95 != byTask.CI95 ||
+			got.RewardByTask.Tasks != 5 || !byTask.CI95.Defined() {
+			t.Errorf("grpo − %s by task: %+v; want mean %v, interval %v over 5 instances", name, got.RewardByTask, want.Mean, byTask.CI95)
+		}
+	}
+	for name, p := range rep.Policies {
+		if _, ok := p.Metrics[core.MetricTask]; ok {
+			t.Errorf("%s: the task label is reported as a mean metric", name)
+		}
 	}
 	if _, ok := rep.Paired["grpo"]; ok || len(rep.Paired) != 3 {
 		t.Errorf("paired against %d policies (%v); want the 3 others", len(rep.Paired), rep.Paired)
@@ -330,5 +348,20 @@ func TestEvaluateIntervalsAndPaired(t *testing.T) {
 	b, _ := json.Marshal(again)
 	if string(a) != string(b) {
 		t.Fatalf("two evaluations differ:\n%s\n%s", a, b)
+	}
+	var back struct {
+		Paired map[string]struct {
+			RewardByTask struct {
+				Mean  float64        `json:"mean"`
+				CI95  stats.Interval `json:"ci95"`
+				Tasks int            `json:"tasks"`
+			} `json:"reward_by_task"`
+		} `json:"paired"`
+	}
+	if err := json.Unmarshal(a, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := back.Paired["half"].RewardByTask, rep.Paired["half"].RewardByTask; got.Mean != want.Mean || got.CI95 != want.CI95 || got.Tasks != 5 {
+		t.Fatalf("eval --json reward_by_task %+v, want %+v", got, *want)
 	}
 }

@@ -377,3 +377,22 @@ func TestStepAfterCloseIsAnError(t *testing.T) {
 		t.Fatalf("Step after Close: %v", err)
 	}
 }
+
+// An iteration's mean metrics leave out core.MetricTask, a label of the
+// task instance and not a measure, and average the others over the
+// scored episodes.
+func TestIterationMeansLeaveOutTheTaskLabel(t *testing.T) {
+	results := []rollout.EpisodeResult{
+		{Reward: 1, Metrics: map[string]float64{core.MetricTask: 3, "progress": 0.5}},
+		{Reward: 0, Metrics: map[string]float64{core.MetricTask: 7, "progress": 1}},
+		{Failed: true, Metrics: map[string]float64{core.MetricTask: 9, "progress": 0}},
+	}
+	var st IterationStats
+	fillMeans(&st, results)
+	if _, ok := st.Metrics[core.MetricTask]; ok {
+		t.Fatalf("iteration metrics %v: the task label was averaged", st.Metrics)
+	}
+	if st.Metrics["progress"] != 0.75 || st.RewardMean != 0.5 {
+		t.Fatalf("progress %v, reward %v; want 0.75 and 0.5 over the 2 scored episodes", st.Metrics["progress"], st.RewardMean)
+	}
+}

@@ -392,7 +392,9 @@ func fillMeans(st *IterationStats, results []rollout.EpisodeResult) {
 			st.Components[k] += v
 		}
 		for k, v := range r.Metrics {
-			st.Metrics[k] += v
+			if k != core.MetricTask { // a label, not a measure
+				st.Metrics[k] += v
+			}
 		}
 	}
 	if len(rewards) == 0 {

@@ -380,7 +380,7 @@ func newEnv(p Params, be backend) (*Env, error) {
 		StateSize: obsSize * p.Agents,
 		Metrics: []string{core.MetricPassRate, MetricClassPass, core.MetricMakespan, core.MetricReferenceMakespan,
 			core.MetricTokens, core.MetricReferenceTokens, MetricDollars, MetricReferenceDollars, MetricReplayedCalls,
-			MetricExampleRuns, MetricQueueS, MetricUnextracted, MetricExamplesPassRate, MetricMethods, MetricTakeOvers, MetricRewrites},
+			MetricExampleRuns, MetricQueueS, MetricUnextracted, MetricExamplesPassRate, MetricMethods, MetricTakeOvers, MetricRewrites, core.MetricTask},
 		Baselines:         baselines,
 		ReferenceBaseline: BaselineSingleAgent,
 		// A solo row swaps in a model the drawn team may not have.

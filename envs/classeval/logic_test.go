@@ -404,3 +404,25 @@ func TestFixupRule(t *testing.T) {
 		t.Errorf("fix-up: examples ran at %.1f s, before the last method was claimed at %.1f s", firstRun, lastWrite)
 	}
 }
+
+// Every episode reports its class as core.MetricTask: the class's
+// position in the dataset, the same for every seed that draws it.
+func TestTaskMetricNamesTheClass(t *testing.T) {
+	e := fakeEnv(t, map[string]any{"split": "all"})
+	seen := map[int]bool{}
+	for seed := range uint64(12) {
+		if _, err := e.Reset(seed); err != nil {
+			t.Fatal(err)
+		}
+		name := e.cls.Name
+		res := play(t, e, seed, BaselineSingleAgent)
+		k := int(res.Metrics[core.MetricTask])
+		if tasks := e.be.Tasks(); float64(k) != res.Metrics[core.MetricTask] || k < 0 || k >= len(tasks) || tasks[k].Name != name {
+			t.Fatalf("seed %d played %s but reports task %v", seed, name, res.Metrics[core.MetricTask])
+		}
+		seen[k] = true
+	}
+	if len(seen) < 2 {
+		t.Fatalf("12 seeds drew %d class(es); the test needs several", len(seen))
+	}
+}

@@ -289,6 +289,7 @@ func (e *Env) finish(truncated bool) (core.StepResult, error) {
 			MetricMethods:                M,
 			MetricTakeOvers:              float64(e.takeOvers),
 			MetricRewrites:               float64(e.rewrites),
+			core.MetricTask:              float64(e.task), // the class's position in the dataset
 		},
 		Artifacts: map[string][]byte{
 			"methods.py":   []byte(sol.String()),

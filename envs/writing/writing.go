@@ -415,6 +415,7 @@ type Env struct {
 
 	started, done bool
 	rfc           *RFC
+	rfcIndex      int // rfc's position in corpus: the episode's core.MetricTask
 	house         restyle.Style
 	team          []Tier
 	limit         ratelimit.Config
@@ -510,7 +511,7 @@ func New(params map[string]any) (*Env, error) {
 func metricNames() []string {
 	return []string{core.MetricMakespan, core.MetricReferenceMakespan, core.MetricTokens,
 		core.MetricReferenceTokens, core.MetricLLMCalls,
-		metricUnits, metricUnitsDrafted, metricEdits, metricReads, metricEnvTokens, metricCostUSD, metricQueue}
+		metricUnits, metricUnitsDrafted, metricEdits, metricReads, metricEnvTokens, metricCostUSD, metricQueue, core.MetricTask}
 }
 
 // Spec describes the env.
@@ -535,7 +536,8 @@ func (e *Env) Close() error { return nil }
 // team's tiers and its rate limit.
 func (e *Env) Reset(seed uint64) ([]core.Observation, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x77726974696e67)) // "writing"
-	e.rfc = &e.corpus[rng.IntN(len(e.corpus))]
+	e.rfcIndex = rng.IntN(len(e.corpus))
+	e.rfc = &e.corpus[e.rfcIndex]
 	e.house = drawStyle(rng)
 	e.team = drawTeam(rng, e.pool, e.p.Writers)
 	e.limit = e.p.RateLimits[rng.IntN(len(e.p.RateLimits))]
@@ -934,6 +936,7 @@ func (e *Env) finish(res *core.StepResult) {
 		metricEnvTokens:              float64(e.charged),
 		metricCostUSD:                e.usd,
 		metricQueue:                  e.queued,
+		core.MetricTask:              float64(e.rfcIndex), // the RFC's position in the corpus
 	}
 	res.Metrics = m
 	res.Artifacts = map[string][]byte{core.ArtifactDocument: []byte(doc)}

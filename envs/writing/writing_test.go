@@ -929,3 +929,25 @@ func TestErrorScale(t *testing.T) {
 		t.Errorf("error_scale 1e-9: %v defective units, at 1: %v; want at most a third", low, one)
 	}
 }
+
+// Every episode reports the RFC it wrote as core.MetricTask: its position
+// in the corpus, the same for every seed that draws it.
+func TestTaskMetricNamesTheRFC(t *testing.T) {
+	e := newEnv(t, nil)
+	seen := map[int]bool{}
+	for seed := range uint64(12) {
+		if _, err := e.Reset(seed); err != nil {
+			t.Fatal(err)
+		}
+		name := e.rfc.Name
+		res := runEpisode(t, e, seed, baselinePolicy(t, e, BaselineReadOnceReady))
+		k := int(res.Metrics[core.MetricTask])
+		if float64(k) != res.Metrics[core.MetricTask] || k < 0 || k >= len(e.corpus) || e.corpus[k].Name != name {
+			t.Fatalf("seed %d wrote %s but reports task %v", seed, name, res.Metrics[core.MetricTask])
+		}
+		seen[k] = true
+	}
+	if len(seen) < 2 {
+		t.Fatalf("12 seeds drew %d RFC(s); the test needs several", len(seen))
+	}
+}

@@ -217,6 +217,9 @@ type Diff struct {
 	// either policy), which are left out of Mean and CI95.
 	Pairs    int `json:"pairs"`
 	Excluded int `json:"excluded"`
+	// Clusters counts the clusters of the pairs ([Bootstrap.PairedDiffByCluster]);
+	// 0 for a difference resampled by seed.
+	Clusters int `json:"clusters,omitempty"`
 }
 
 // PairedDiff returns the paired difference a − b: the per-seed
@@ -237,6 +240,60 @@ func (b Bootstrap) PairedDiff(x, y []float64) Diff {
 	if len(d) > 0 {
 		out.CI95 = b.MeanCI(d)
 	}
+	return out
+}
+
+// PairedDiffByCluster is [Bootstrap.PairedDiff] with the seeds grouped
+// into clusters: cluster[i] names the cluster of seed i (in evaluations,
+// the task instance the seed plays: the document, the class). The mean is
+// that of PairedDiff; the interval resamples whole clusters with
+// replacement (each drawn cluster brings all its pairs, and the statistic
+// is the mean difference over the pairs drawn), so it answers "would the
+// difference hold on other instances of the task?" rather than "on other
+// seeds of these instances?", and it is wider when the difference depends
+// on the instance. Clusters counts the clusters with a pair. The interval
+// is undefined (NaN) when a pair's cluster is NaN or there are fewer than
+// two clusters; with few clusters (under about 20) a percentile interval
+// is too narrow, so read it as a lower bound on the uncertainty. It
+// panics if the three samples differ in length.
+func (b Bootstrap) PairedDiffByCluster(x, y, cluster []float64) Diff {
+	if len(x) != len(y) || len(x) != len(cluster) {
+		panic(fmt.Sprintf("stats: PairedDiffByCluster of samples of lengths %d, %d and %d clusters (want one value per seed in each)", len(x), len(y), len(cluster)))
+	}
+	out := b.PairedDiff(x, y)
+	out.CI95 = undefined
+	// sums[k] and counts[k]: cluster k's summed differences and pairs.
+	index := map[float64]int{}
+	var sums, counts []float64
+	for i := range x {
+		if math.IsNaN(x[i]) || math.IsNaN(y[i]) {
+			continue
+		}
+		if math.IsNaN(cluster[i]) {
+			out.Clusters = 0
+			return out
+		}
+		k, ok := index[cluster[i]]
+		if !ok {
+			k = len(sums)
+			index[cluster[i]] = k
+			sums, counts = append(sums, 0), append(counts, 0)
+		}
+		sums[k] += x[i] - y[i]
+		counts[k]++
+	}
+	out.Clusters = len(sums)
+	if len(sums) < 2 {
+		return out
+	}
+	out.CI95 = b.Interval(len(sums), func(idx []int) float64 {
+		s, n := 0.0, 0.0
+		for _, k := range idx {
+			s += sums[k]
+			n += counts[k]
+		}
+		return s / n
+	})
 	return out
 }
 
@@ -270,6 +327,13 @@ func BootstrapCI(xs []float64) Interval { return Default.MeanCI(xs) }
 // PairedDiffCI returns the paired difference a − b on the same seeds with
 // its 95 % interval, with [Default] (see [Bootstrap.PairedDiff]).
 func PairedDiffCI(a, b []float64) Diff { return Default.PairedDiff(a, b) }
+
+// PairedDiffByClusterCI returns the paired difference a − b with its 95 %
+// interval over clusters, with [Default] (see
+// [Bootstrap.PairedDiffByCluster]).
+func PairedDiffByClusterCI(a, b, cluster []float64) Diff {
+	return Default.PairedDiffByCluster(a, b, cluster)
+}
 
 // RatioCI returns Mean(num) / Mean(den) with its 95 % interval, with
 // [Default] (see [Bootstrap.Ratio]).

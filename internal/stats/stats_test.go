@@ -156,6 +156,71 @@ func TestPairedDiff(t *testing.T) {
 	}
 }
 
+// TestPairedDiffByCluster: an effect that holds on every seed of half the
+// clusters and reverses on the other half is clearly above zero by seed
+// but not by cluster; with every seed its own cluster the two intervals
+// are the same; missing clusters, one cluster and failed pairs are
+// handled as documented.
+func TestPairedDiffByCluster(t *testing.T) {
+	const clusters, per = 10, 30
+	rng := rand.New(rand.NewPCG(3, 4))
+	var a, b, c []float64
+	for k := range clusters {
+		effect := 0.2
+		if k%2 == 1 {
+			effect = -0.1
+		}
+		for range per {
+			x := rng.Float64()
+			a, b, c = append(a, x+effect+rng.NormFloat64()*0.01), append(b, x), append(c, float64(100+k))
+		}
+	}
+	bySeed, byCluster := PairedDiffCI(a, b), PairedDiffByClusterCI(a, b, c)
+	if !(bySeed.CI95.Lo > 0) {
+		t.Fatalf("by seed %v: want an interval above 0 (the case is meant to look certain by seed)", bySeed.CI95)
+	}
+	if byCluster.Mean != bySeed.Mean || byCluster.Pairs != bySeed.Pairs || byCluster.Clusters != clusters {
+		t.Fatalf("by cluster %+v: want the by-seed mean %v, %d pairs and %d clusters", byCluster, bySeed.Mean, bySeed.Pairs, clusters)
+	}
+	if !byCluster.CI95.Contains(0) || !byCluster.CI95.Contains(byCluster.Mean) {
+		t.Fatalf("by cluster %v: want an interval around the mean %v that contains 0 (5 clusters +0.2, 5 −0.1)", byCluster.CI95, byCluster.Mean)
+	}
+	if bySeed.Clusters != 0 {
+		t.Fatalf("by seed: Clusters = %d, want 0", bySeed.Clusters)
+	}
+
+	// Every seed its own cluster (failures included): the by-seed figure.
+	a[5], b[9] = math.NaN(), math.NaN()
+	own := make([]float64, len(a))
+	for i := range own {
+		own[i] = float64(i)
+	}
+	want, got := PairedDiffCI(a, b), PairedDiffByClusterCI(a, b, own)
+	if got.CI95 != want.CI95 || got.Mean != want.Mean || got.Pairs != want.Pairs || got.Excluded != 2 || got.Clusters != len(a)-2 {
+		t.Fatalf("singleton clusters %+v, want the by-seed %+v with %d clusters", got, want, len(a)-2)
+	}
+
+	// A failed pair's cluster may be missing; a scored pair's may not.
+	c[5] = math.NaN()
+	if d := PairedDiffByClusterCI(a, b, c); !d.CI95.Defined() || d.Clusters != clusters {
+		t.Fatalf("missing cluster of a failed pair: %+v, want a defined interval over %d clusters", d, clusters)
+	}
+	c[6] = math.NaN()
+	if d := PairedDiffByClusterCI(a, b, c); d.CI95.Defined() || d.Clusters != 0 || d.Mean != want.Mean {
+		t.Fatalf("missing cluster of a scored pair: %+v, want the mean, no interval and 0 clusters", d)
+	}
+	one := []float64{7, 7, 7}
+	if d := PairedDiffByClusterCI([]float64{1, 2, 3}, []float64{0, 0, 0}, one); d.CI95.Defined() || d.Clusters != 1 || d.Mean != 2 {
+		t.Fatalf("one cluster: %+v, want mean 2, 1 cluster, no interval", d)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("samples of different lengths: want a panic")
+		}
+	}()
+	PairedDiffByClusterCI([]float64{1}, []float64{1}, []float64{1, 2})
+}
+
 func TestRatio(t *testing.T) {
 	den := []float64{1, 2, 3, 4, 5, 6}
 	num := make([]float64, len(den))

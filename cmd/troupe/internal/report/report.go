@@ -187,6 +187,10 @@ func Markdown(project string, history []trainer.IterationStats, eval *rollout.Ev
 				default:
 					b.WriteString(": the interval holds 0, so these episodes do not tell the two apart.\n")
 				}
+				if t := d.RewardByTask; t != nil {
+					fmt.Fprintf(&b, "Over the %d task instances (documents, classes) the seeds played, resampled whole, its interval is %s: whether the difference would hold on other instances.\n",
+						t.Tasks, rollout.DiffCell("%.4f", t.Difference))
+				}
 			}
 		}
 		if head, rows := eval.PairedTable(mets); len(rows) > 0 {

@@ -41,4 +41,22 @@ func TestMarkdownEvaluation(t *testing.T) {
 	if md := Markdown("p", nil, rep); !strings.Contains(md, "the trained policy is worse") {
 		t.Errorf("a negative interval is not called worse:\n%s", md)
 	}
+	if md := Markdown("p", nil, rep); strings.Contains(md, "task instances") || strings.Contains(md, "reward by task") {
+		t.Errorf("an env without task instances gets a by-task figure:\n%s", md)
+	}
+	// An env that reports its task instances: the interval over them, in
+	// the sentence and as a column.
+	rep.Paired["sop"] = rollout.PairedResult{Pairs: 20, Reward: rollout.Difference{Mean: 0.2, CI95: iv(0.1, 0.3)},
+		RewardByTask: &rollout.TaskDifference{Difference: rollout.Difference{Mean: 0.2, CI95: iv(-0.1, 0.5)}, Tasks: 4}}
+	md = Markdown("p", nil, rep)
+	for _, want := range []string{
+		"Over the 4 task instances (documents, classes) the seeds played, resampled whole, its interval is +0.2000 [-0.1000, +0.5000]",
+		"| difference | pairs | reward | reward by task (4) |",
+		"| grpo − sop* | 20 | +0.2000 [+0.1000, +0.3000] | +0.2000 [-0.1000, +0.5000] |",
+		"| grpo − naive | 15 (5 excl.) | +0.5000 [+0.4000, +0.6000] | – |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
 }
