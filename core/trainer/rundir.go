@@ -83,6 +83,7 @@ type BusyError struct {
 	PID int
 }
 
+// Error names the directory, its holder and the ways out.
 func (e *BusyError) Error() string {
 	who := "another process"
 	if e.PID > 0 {
@@ -99,6 +100,7 @@ type NotEmptyError struct {
 	Files []string
 }
 
+// Error names the directory, some of its files and the ways out.
 func (e *NotEmptyError) Error() string {
 	return fmt.Sprintf("run directory %s is not empty (it holds %s); continue that run with --resume %s, move its files aside with --force, or choose another --out",
 		e.Dir, strings.Join(e.Files, ", "), e.Dir)

@@ -24,6 +24,7 @@ type CallError struct {
 	Err error
 }
 
+// Error names the module, the call and what went wrong.
 func (e *CallError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "wasm module %s: %s: %s", e.Module, e.Call, e.Reason)
@@ -48,6 +49,7 @@ type ABIError struct {
 	Want int
 }
 
+// Error says which ABI versions the module and the host speak.
 func (e *ABIError) Error() string {
 	if len(e.Have) == 0 {
 		return fmt.Sprintf("wasm module %s: not a troupe plugin: it exports no troupe_abi_vN marker (this host speaks ABI version %d and needs the export troupe_abi_v%d)", e.Module, e.Want, e.Want)
