@@ -1,7 +1,8 @@
 // Package stats computes what an evaluation reports: means, 95 %
 // percentile-bootstrap confidence intervals of a mean, of the paired
-// difference of two policies played on the same seeds, and of a ratio of
-// means.
+// difference of two policies played on the same seeds (resampling seeds,
+// or whole clusters of seeds: the task instances they played), and of a
+// ratio of means.
 //
 // Conventions, shared by every function:
 //   - NaN marks a missing value (an episode that failed): it is skipped by
@@ -230,17 +231,23 @@ func (b Bootstrap) PairedDiff(x, y []float64) Diff {
 	if len(x) != len(y) {
 		panic(fmt.Sprintf("stats: PairedDiff of samples of lengths %d and %d (want one value per seed in both)", len(x), len(y)))
 	}
+	out, d := pairedMean(x, y)
+	if len(d) > 0 {
+		out.CI95 = b.MeanCI(d)
+	}
+	return out
+}
+
+// pairedMean returns the Diff of x − y without its interval, and the
+// per-seed differences of the pairs.
+func pairedMean(x, y []float64) (Diff, []float64) {
 	var d []float64
 	for i := range x {
 		if !math.IsNaN(x[i]) && !math.IsNaN(y[i]) {
 			d = append(d, x[i]-y[i])
 		}
 	}
-	out := Diff{Mean: Mean(d), Pairs: len(d), Excluded: len(x) - len(d), CI95: undefined}
-	if len(d) > 0 {
-		out.CI95 = b.MeanCI(d)
-	}
-	return out
+	return Diff{Mean: Mean(d), Pairs: len(d), Excluded: len(x) - len(d), CI95: undefined}, d
 }
 
 // PairedDiffByCluster is [Bootstrap.PairedDiff] with the seeds grouped
@@ -260,8 +267,7 @@ func (b Bootstrap) PairedDiffByCluster(x, y, cluster []float64) Diff {
 	if len(x) != len(y) || len(x) != len(cluster) {
 		panic(fmt.Sprintf("stats: PairedDiffByCluster of samples of lengths %d, %d and %d clusters (want one value per seed in each)", len(x), len(y), len(cluster)))
 	}
-	out := b.PairedDiff(x, y)
-	out.CI95 = undefined
+	out, _ := pairedMean(x, y)
 	// sums[k] and counts[k]: cluster k's summed differences and pairs.
 	index := map[float64]int{}
 	var sums, counts []float64
