@@ -194,6 +194,8 @@ const (
 	featLimitTokens           // tokens charged in the last 60 s ÷ tokens per minute (0 if unlimited; ≤ 1)
 	featLimitRequests         // calls started in the last 60 s ÷ requests per minute (0 if unlimited; ≤ 1)
 	featLimitTight            // 30 000 ÷ tokens per minute (≤ 1; 0 if unlimited)
+	featLongestVsLimit        // the longest unclaimed unit's tokens ÷ tokens per minute, × 10 (≤ 1; 0 if unlimited)
+	featDocVsLimit            // the document's tokens ÷ tokens per minute, × 2 (≤ 1; 0 if unlimited)
 	numFeatures
 )
 
@@ -217,6 +219,7 @@ const (
 	BaselineSOP             = "sop"
 	BaselineReadOnceLongest = "read_once_longest"
 	BaselineReadOnceReady   = "read_once_ready"
+	BaselineReadOncePaced   = "read_once_paced"
 	BaselineDecentralized   = "decentralized"
 	BaselineReadDeps        = "read_deps"
 )
@@ -500,7 +503,7 @@ func New(params map[string]any) (*Env, error) {
 		StateSize: stateSize(p.Writers, e.maxUnits),
 		Metrics:   metricNames(),
 		Baselines: []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP,
-			BaselineReadOnceLongest, BaselineReadOnceReady, BaselineDecentralized, BaselineReadDeps},
+			BaselineReadOnceLongest, BaselineReadOnceReady, BaselineReadOncePaced, BaselineDecentralized, BaselineReadDeps},
 		// The reference metrics estimate one writer's time and tokens.
 		ReferenceBaseline: BaselineSingleAgent,
 		Capabilities:      core.CapTruncate | core.CapPrompt | core.CapSimulate | core.CapBaseline,

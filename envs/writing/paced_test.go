@@ -1,0 +1,147 @@
+package writing
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/troupe-dev/troupe/internal/stats"
+	"github.com/troupe-dev/troupe/rewards"
+)
+
+// The rate-limit features: the longest unclaimed unit's and the
+// document's tokens against the team's tokens per minute, 0 when the
+// limit is unlimited.
+func TestLimitFeatures(t *testing.T) {
+	for _, tpm := range []int{30000, 200000, 0} {
+		e := newEnv(t, map[string]any{"rate_limits": []map[string]any{{"requests_per_minute": 500, "tokens_per_minute": tpm}}})
+		obs, err := e.Reset(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		longest := 0
+		for _, u := range e.rfc.Units {
+			longest = max(longest, u.Tokens)
+		}
+		f := obs[0].Features
+		var wantLongest, wantDoc float64
+		if tpm > 0 {
+			wantLongest = min(10*float64(longest)/float64(tpm), 1)
+			wantDoc = min(2*float64(e.rfc.Tokens)/float64(tpm), 1)
+		}
+		if f[featLongestVsLimit] != wantLongest || f[featDocVsLimit] != wantDoc {
+			t.Errorf("tpm %d: longest/limit %v, doc/limit %v; want %v and %v", tpm, f[featLongestVsLimit], f[featDocVsLimit], wantLongest, wantDoc)
+		}
+	}
+}
+
+// read_once_paced is read_once_ready on a document large for the team's
+// limit and read_once_longest on one that is not.
+func TestReadOncePacedSwitches(t *testing.T) {
+	mask := make([]bool, numDecisions)
+	for _, d := range []int{decWait, decReadStyle, decDraftLongest, decDraftReady, decSubmit} {
+		mask[d] = true
+	}
+	f := make([]float64, numFeatures)
+	f[featReadStyle] = 1
+	f[featDocVsLimit] = PacedDocVsLimit
+	if got := ReadOncePaced(f, mask); got != decDraftReady {
+		t.Errorf("large document: %s, want draft_ready", decisionSpecs[got].Name)
+	}
+	f[featDocVsLimit] = PacedDocVsLimit - 0.01
+	if got := ReadOncePaced(f, mask); got != decDraftLongest {
+		t.Errorf("small document: %s, want draft_longest", decisionSpecs[got].Name)
+	}
+	f[featReadStyle] = 0
+	if got := ReadOncePaced(f, mask); got != decReadStyle {
+		t.Errorf("before reading the style: %s, want read_style", decisionSpecs[got].Name)
+	}
+	f[featBusy] = 1
+	if got := ReadOncePaced(f, mask); got != decWait {
+		t.Errorf("busy: %s, want wait", decisionSpecs[got].Name)
+	}
+}
+
+// validationNames reads corpus/VALIDATION.txt.
+func validationNames(t testing.TB) []string {
+	b, err := os.ReadFile(filepath.Join("corpus", "VALIDATION.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ln := range strings.Split(string(b), "\n") {
+		if ln = strings.TrimSpace(ln); ln != "" && !strings.HasPrefix(ln, "#") {
+			names = append(names, ln)
+		}
+	}
+	return names
+}
+
+// TestPacedThreshold reproduces the choice of PacedDocVsLimit: the
+// switch between read_once_ready and read_once_longest at thresholds on
+// the document's size against the team's limit (and, for comparison, on
+// the longest unit's), played on the 40 shipped RFCs (even seeds) and on
+// the 33 validation RFCs (odd seeds), never on the held-out ones; paired
+// differences to both rules on the same seeds.
+//
+//	TROUPE_WRITING_PACED=1 go test ./envs/writing -run TestPacedThreshold -v
+func TestPacedThreshold(t *testing.T) {
+	if os.Getenv("TROUPE_WRITING_PACED") == "" {
+		t.Skip("slow: set TROUPE_WRITING_PACED=1")
+	}
+	if _, err := os.Stat(sharedRFCs); err != nil {
+		t.Skipf("validation data not here: %v", err)
+	}
+	n := int(envNumber(t, "TROUPE_WRITING_PACED_SEEDS", 200))
+	c, err := rewards.NewWritingConsistency(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := hrScorer{t, c}
+	type rule struct {
+		name string
+		act  func(f []float64, mask []bool) int
+	}
+	longest := hrRule{style: true}.act // read_once_longest on features
+	switchAt := func(feat int, th float64) func(f []float64, mask []bool) int {
+		return func(f []float64, mask []bool) int {
+			if f[feat] >= th {
+				return ReadOnceReady(f, mask)
+			}
+			return longest(f, mask)
+		}
+	}
+	rules := []rule{{"read_once_ready", ReadOnceReady}, {"read_once_longest", longest}, {"read_once_paced", ReadOncePaced}}
+	for _, th := range []float64{0.2, 0.3, 0.4, 0.5, 0.6, 0.8} {
+		rules = append(rules, rule{fmt.Sprintf("document ≥ %.1f", th), switchAt(featDocVsLimit, th)})
+	}
+	for _, th := range []float64{0.2, 0.3, 0.5, 0.7, 0.9} {
+		rules = append(rules, rule{fmt.Sprintf("longest unit ≥ %.1f", th), switchAt(featLongestVsLimit, th)})
+	}
+	for _, set := range []struct {
+		name string
+		env  *Env
+		odd  uint64
+	}{
+		{"training (40 shipped RFCs)", newEnv(t, nil), 0},
+		{"validation (33 RFCs)", newEnv(t, map[string]any{"corpus_dir": sharedRFCs, "rfcs": validationNames(t)}), 1},
+	} {
+		joint := map[string][]float64{}
+		for _, r := range rules {
+			pol := featurePolicyOf(r.act)
+			for s := 1; s <= n; s++ {
+				joint[r.name] = append(joint[r.name], sc.play(set.env, uint64(2*s)+set.odd, 0, pol).joint)
+			}
+		}
+		for _, r := range rules {
+			dr := stats.PairedDiffCI(joint[r.name], joint["read_once_ready"])
+			dl := stats.PairedDiffCI(joint[r.name], joint["read_once_longest"])
+			t.Logf("%s | %s | %.4f | %+.4f %v | %+.4f %v", set.name, r.name, stats.Mean(joint[r.name]), dr.Mean, dr.CI95, dl.Mean, dl.CI95)
+		}
+		if d := stats.PairedDiffCI(joint["read_once_paced"], joint["document ≥ 0.3"]); d.Mean != 0 {
+			t.Errorf("%s: read_once_paced differs from its definition by %+v", set.name, d)
+		}
+	}
+}
