@@ -175,8 +175,10 @@ func envNumber(t testing.TB, name string, def float64) float64 {
 	return v
 }
 
-func heldOutNames(t testing.TB) []string {
-	b, err := os.ReadFile(filepath.Join("corpus", "HELDOUT.txt"))
+// listedRFCs reads a list of RFC files of the snapshot, one a line ("#"
+// comments), from corpus/: HELDOUT.txt or VALIDATION.txt.
+func listedRFCs(t testing.TB, list string) []string {
+	b, err := os.ReadFile(filepath.Join("corpus", list))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +243,7 @@ func TestHeadroom(t *testing.T) {
 		t.Skipf("held-out data not here: %v", err)
 	}
 	train := newEnv(t, map[string]any{"error_scale": scale})
-	held := newEnv(t, map[string]any{"error_scale": scale, "corpus_dir": sharedRFCs, "rfcs": heldOutNames(t)})
+	held := newEnv(t, map[string]any{"error_scale": scale, "corpus_dir": sharedRFCs, "rfcs": listedRFCs(t, "HELDOUT.txt")})
 	c, err := rewards.NewWritingConsistency(nil)
 	if err != nil {
 		t.Fatal(err)

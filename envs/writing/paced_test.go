@@ -3,8 +3,6 @@ package writing
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/troupe-dev/troupe/internal/stats"
@@ -64,21 +62,6 @@ func TestReadOncePacedSwitches(t *testing.T) {
 	}
 }
 
-// validationNames reads corpus/VALIDATION.txt.
-func validationNames(t testing.TB) []string {
-	b, err := os.ReadFile(filepath.Join("corpus", "VALIDATION.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, ln := range strings.Split(string(b), "\n") {
-		if ln = strings.TrimSpace(ln); ln != "" && !strings.HasPrefix(ln, "#") {
-			names = append(names, ln)
-		}
-	}
-	return names
-}
-
 // TestPacedThreshold reproduces the choice of PacedDocVsLimit: the
 // switch between read_once_ready and read_once_longest at thresholds on
 // the document's size against the team's limit (and, for comparison, on
@@ -126,7 +109,7 @@ func TestPacedThreshold(t *testing.T) {
 		odd  uint64
 	}{
 		{"training (40 shipped RFCs)", newEnv(t, nil), 0},
-		{"validation (33 RFCs)", newEnv(t, map[string]any{"corpus_dir": sharedRFCs, "rfcs": validationNames(t)}), 1},
+		{"validation (33 RFCs)", newEnv(t, map[string]any{"corpus_dir": sharedRFCs, "rfcs": listedRFCs(t, "VALIDATION.txt")}), 1},
 	} {
 		joint := map[string][]float64{}
 		for _, r := range rules {
