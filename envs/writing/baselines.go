@@ -49,7 +49,7 @@ func (e *Env) Baseline(name string) (core.Baseline, error) {
 	case BaselineSOP:
 		return scripted(e.actSOP), nil
 	case BaselineReadOnceLongest:
-		return scripted(e.actReadOnceLongest), nil
+		return featurePolicy(ReadOnceLongest), nil
 	case BaselineReadOnceReady:
 		return featurePolicy(ReadOnceReady), nil
 	case BaselineReadOncePaced:
@@ -120,13 +120,6 @@ func (e *Env) actSingle(i int, mask []bool) int {
 }
 
 func (e *Env) actNaive(i int, mask []bool) int {
-	return first(mask, decDraftLongest, decSubmit)
-}
-
-func (e *Env) actReadOnceLongest(i int, mask []bool) int {
-	if !e.agents[i].read {
-		return first(mask, decReadStyle)
-	}
 	return first(mask, decDraftLongest, decSubmit)
 }
 
@@ -206,6 +199,12 @@ func ReadOncePaced(f []float64, mask []bool) int {
 	if f[featDocVsLimit] >= PacedDocVsLimit {
 		return ReadOnceReady(f, mask)
 	}
+	return ReadOnceLongest(f, mask)
+}
+
+// ReadOnceLongest is the "read_once_longest" rule on one writer's
+// features and mask (see [Env.Baseline]).
+func ReadOnceLongest(f []float64, mask []bool) int {
 	switch {
 	case f[featBusy] > 0 || f[featSubmitted] > 0:
 		return decWait

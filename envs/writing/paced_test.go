@@ -87,16 +87,15 @@ func TestPacedThreshold(t *testing.T) {
 		name string
 		act  func(f []float64, mask []bool) int
 	}
-	longest := hrRule{style: true}.act // read_once_longest on features
 	switchAt := func(feat int, th float64) func(f []float64, mask []bool) int {
 		return func(f []float64, mask []bool) int {
 			if f[feat] >= th {
 				return ReadOnceReady(f, mask)
 			}
-			return longest(f, mask)
+			return ReadOnceLongest(f, mask)
 		}
 	}
-	rules := []rule{{"read_once_ready", ReadOnceReady}, {"read_once_longest", longest}, {"read_once_paced", ReadOncePaced}}
+	rules := []rule{{"read_once_ready", ReadOnceReady}, {"read_once_longest", ReadOnceLongest}, {"read_once_paced", ReadOncePaced}}
 	for _, th := range []float64{0.2, 0.3, 0.4, 0.5, 0.6, 0.8} {
 		rules = append(rules, rule{fmt.Sprintf("document ≥ %.1f", th), switchAt(featDocVsLimit, th)})
 	}
