@@ -155,9 +155,9 @@ func (e *Env) features(i int) []float64 {
 	}
 	reqs, toks := e.windowUse()
 	if e.limit.TokensPerMinute > 0 {
-		f[featLimitTokens] = math.Min(float64(toks)/float64(e.limit.TokensPerMinute), 1)
-		f[featLimitTight] = math.Min(30000/float64(e.limit.TokensPerMinute), 1)
 		tpm := float64(e.limit.TokensPerMinute)
+		f[featLimitTokens] = math.Min(float64(toks)/tpm, 1)
+		f[featLimitTight] = math.Min(30000/tpm, 1)
 		f[featLongestVsLimit] = math.Min(10*float64(longest)/tpm, 1)
 		f[featDocVsLimit] = math.Min(2*float64(e.rfc.Tokens)/tpm, 1)
 	}

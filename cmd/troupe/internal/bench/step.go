@@ -205,7 +205,7 @@ func RecordWritingTrajectories(episodes int) ([]Trajectory, error) {
 func ReplayWorkload(env core.Env, trs []Trajectory) Workload {
 	e, k := 0, 0
 	decisions := env.Spec().Decisions
-	prompter, _ := env.(core.Prompter)
+	prompter, _ := core.PrompterOf(env) // as the runtime finds it: only if the spec declares CapPrompt
 	return func(t Timer, n int) error {
 		for range n {
 			tr := &trs[e]
