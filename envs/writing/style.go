@@ -41,25 +41,30 @@ func pick[T any](rng *rand.Rand, a, b T) T {
 // only returns a style that sets habit d of s and leaves the rest alone.
 func only(s restyle.Style, d int) restyle.Style {
 	var o restyle.Style
+	setHabit(&o, s, d)
+	return o
+}
+
+// setHabit sets habit d (habitNames order) of dst to src's.
+func setHabit(dst *restyle.Style, src restyle.Style, d int) {
 	switch d {
 	case 0:
-		o.Heading = s.Heading
+		dst.Heading = src.Heading
 	case 1:
-		o.Case = s.Case
+		dst.Case = src.Case
 	case 2:
-		o.Bullet = s.Bullet
+		dst.Bullet = src.Bullet
 	case 3:
-		o.Emphasis = s.Emphasis
+		dst.Emphasis = src.Emphasis
 	case 4:
-		o.Strong = s.Strong
+		dst.Strong = src.Strong
 	case 5:
-		o.Code = s.Code
+		dst.Code = src.Code
 	case 6:
-		o.Spelling = s.Spelling
+		dst.Spelling = src.Spelling
 	case 7:
-		o.Person = s.Person
+		dst.Person = src.Person
 	}
-	return o
 }
 
 // mix returns a style that takes each habit from house with probability
@@ -69,26 +74,8 @@ func only(s restyle.Style, d int) restyle.Style {
 func mix(house, own restyle.Style, follow float64, rng *rand.Rand) restyle.Style {
 	s := house
 	for d := 0; d < numHabits; d++ {
-		if rng.Float64() < follow {
-			continue
-		}
-		switch d {
-		case 0:
-			s.Heading = own.Heading
-		case 1:
-			s.Case = own.Case
-		case 2:
-			s.Bullet = own.Bullet
-		case 3:
-			s.Emphasis = own.Emphasis
-		case 4:
-			s.Strong = own.Strong
-		case 5:
-			s.Code = own.Code
-		case 6:
-			s.Spelling = own.Spelling
-		case 7:
-			s.Person = own.Person
+		if rng.Float64() >= follow {
+			setHabit(&s, own, d)
 		}
 	}
 	return s
