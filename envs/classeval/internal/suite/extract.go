@@ -266,11 +266,14 @@ func cutBlock(lines []string, i, d int, name string) block {
 		b.header = len(b.lines)
 	}
 	b.cut = sc.quote != "" || sc.depth > 0
+	// No trailing blank lines, even when the reply stops inside the def's
+	// header (the decorators and the def line itself stay).
 	n := len(b.lines)
-	for n > b.header && strings.TrimSpace(b.lines[n-1]) == "" {
+	for n > i-start+1 && strings.TrimSpace(b.lines[n-1]) == "" {
 		n--
 	}
 	b.lines, b.state.inString, b.state.inBracket = b.lines[:n], b.state.inString[:n], b.state.inBracket[:n]
+	b.header = min(b.header, n)
 	return b
 }
 
