@@ -81,6 +81,19 @@ func TestOutsideTaskValidated(t *testing.T) {
 	}
 }
 
+// task_names name the values of the task metric, so they need it.
+func TestTaskNamesValidated(t *testing.T) {
+	spec := simEnv{}.Spec()
+	spec.TaskNames = []string{"a", "b"}
+	if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), `task_names but not the metric "task"`) {
+		t.Errorf("Validate of task_names without the task metric: %v", err)
+	}
+	spec.Metrics = append(spec.Metrics, core.MetricTask)
+	if err := spec.Validate(); err != nil {
+		t.Errorf("Validate of task_names with the task metric: %v", err)
+	}
+}
+
 func TestReferenceBaselineValidated(t *testing.T) {
 	spec := simEnv{}.Spec()
 	spec.Baselines, spec.ReferenceBaseline = []string{"solo", "team"}, "solo"

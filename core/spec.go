@@ -52,6 +52,12 @@ type EnvSpec struct {
 	// marked, but never picks one as the best baseline the trained policy
 	// is judged against.
 	OutsideTask []string `json:"outside_task,omitempty"`
+	// TaskNames names the task instances the env's episodes play (the
+	// documents, the classes), indexed by the value the env reports as
+	// MetricTask; evaluation uses them to label its per-instance rows.
+	// Empty when the env reports no MetricTask or its instances have no
+	// names (the rows are then labelled by number).
+	TaskNames []string `json:"task_names,omitempty"`
 	// MaxSteps bounds an episode's length; the runtime truncates an episode
 	// that runs longer. 0 means the runtime's default (1000).
 	MaxSteps int `json:"max_steps,omitempty"`
@@ -101,6 +107,8 @@ func (s EnvSpec) Validate() error {
 		return fmt.Errorf("spec %q: reference_baseline %q is not one of the baselines %v", s.Name, s.ReferenceBaseline, s.Baselines)
 	case !containsAll(s.Baselines, s.OutsideTask):
 		return fmt.Errorf("spec %q: outside_task %v names a baseline that is not one of the baselines %v", s.Name, s.OutsideTask, s.Baselines)
+	case len(s.TaskNames) > 0 && !slices.Contains(s.Metrics, MetricTask):
+		return fmt.Errorf("spec %q: lists %d task_names but not the metric %q they name the values of", s.Name, len(s.TaskNames), MetricTask)
 	case s.Capabilities&^allCapabilities != 0:
 		return fmt.Errorf("spec %q: unknown capabilities %#x", s.Name, uint8(s.Capabilities&^allCapabilities))
 	}

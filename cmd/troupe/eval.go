@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/trainer"
 )
 
@@ -19,7 +20,7 @@ func init() {
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("eval", "eval [-f agentfile.toml] [--policy FILE] [--episodes N] [--seed S] [--sampled] [--json] [--set key=value]... [--nats URL]", stdout, stderr)
+	fs := newFlagSet("eval", "eval [-f agentfile.toml] [--policy FILE] [--episodes N] [--seed S] [--sampled] [--json] [--by-task] [--set key=value]... [--nats URL]", stdout, stderr)
 	var pf projectFlags
 	pf.register(fs)
 	pol := fs.String("policy", "", "trained policy (policy.safetensors); without it only the baselines are evaluated")
@@ -27,6 +28,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 0, "evaluation seed (default eval.seed)")
 	sampled := fs.Bool("sampled", false, "sample the trained policy's decisions instead of taking the most likely")
 	asJSON := fs.Bool("json", false, "print one JSON object (means, their 95% intervals, grpo's paired differences) instead of the tables")
+	byTask := fs.Bool("by-task", false, "after the tables, grpo's paired difference in joint reward on each task instance (document, class) the seeds played; --json always has it (by_task)")
 	nats := fs.String("nats", "", "play the episodes on troupe worker processes through the NATS server at `URL` (as --set cluster.nats=URL)")
 	if code, ok := parse(fs, args); !ok {
 		return code
@@ -91,6 +93,16 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	rep.WriteTable(stdout)
+	if *byTask {
+		if _, rows := rep.TaskTable(); len(rows) == 0 {
+			why := fmt.Sprintf("env %s reports no metric %q (the instance an episode plays)", rep.Env, core.MetricTask)
+			if _, ok := rep.Policies["grpo"]; !ok {
+				why = "it compares the trained policy with the others, and none was evaluated (give --policy)"
+			}
+			fmt.Fprintf(stderr, "troupe eval: --by-task: no table: %s\n", why)
+		}
+		rep.WriteTaskTable(stdout)
+	}
 	return exitOK
 }
 

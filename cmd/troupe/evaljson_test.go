@@ -70,3 +70,51 @@ func TestEvalJSONIntervalsAndPaired(t *testing.T) {
 		t.Errorf("report.md does not compare grpo with the best baseline: %v\n%s", err, md)
 	}
 }
+
+// troupe eval --by-task prints grpo's paired difference on each task
+// instance (here each RFC, by name), the JSON always carries it, and an
+// env without instances gets a reason instead of a table.
+func TestEvalByTask(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	small := []string{"--set", "train.iterations=1", "--set", "train.tasks_per_iteration=2", "--set", "train.group_size=2"}
+	if code, _, stderr := troupe(t, append([]string{"train", "-f", "../../agentfile.toml", "--out", out, "--no-eval"}, small...)...); code != exitOK {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	args := []string{"eval", "-f", "../../agentfile.toml", "--policy", filepath.Join(out, "policy.safetensors"), "--episodes", "6",
+		"--set", `eval.policies=["grpo","read_once_paced"]`}
+	code, stdout, stderr := troupe(t, append(args, "--json")...)
+	if code != exitOK {
+		t.Fatalf("eval --json: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Paired map[string]struct {
+			ByTask []struct {
+				Task  int    `json:"task"`
+				Name  string `json:"name"`
+				Pairs int    `json:"pairs"`
+			} `json:"by_task"`
+		} `json:"paired"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	rows, seeds := rep.Paired["read_once_paced"].ByTask, 0
+	for _, r := range rows {
+		seeds += r.Pairs
+		if !strings.Contains(r.Name, "-") { // an RFC's file name, "2582-raw-reference-mir-operator"
+			t.Errorf("instance %d named %q, want its RFC", r.Task, r.Name)
+		}
+	}
+	if len(rows) == 0 || seeds != 6 {
+		t.Fatalf("by_task %+v: want the 6 seeds spread over the RFCs they played", rows)
+	}
+	code, stdout, stderr = troupe(t, append(args, "--by-task")...)
+	if code != exitOK || !strings.Contains(stdout, "joint reward by task instance") || !strings.Contains(stdout, rows[0].Name) {
+		t.Fatalf("eval --by-task: exit %d, no per-RFC table naming %s:\n%s\n%s", code, rows[0].Name, stdout, stderr)
+	}
+	af := writeAgentfile(t, climbing)
+	code, stdout, stderr = troupe(t, "eval", "-f", af, "--episodes", "2", "--by-task")
+	if code != exitOK || strings.Contains(stdout, "by task instance") || !strings.Contains(stderr, "--by-task: no table: it compares the trained policy") {
+		t.Fatalf("eval --by-task without a policy: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}

@@ -615,6 +615,12 @@ func (p *pair) finished(at string, ra, rb core.StepResult) error {
 			return fmt.Errorf("%s: the spec lists metric %q, but the episode's last result has none (has %v)", at, m, slices.Sorted(maps.Keys(ra.Metrics)))
 		}
 	}
+	// TaskNames name the task metric's values: each value must index one.
+	if n := len(p.spec.TaskNames); n > 0 {
+		if v := ra.Metrics[core.MetricTask]; v != math.Trunc(v) || v < 0 || v >= float64(n) {
+			return fmt.Errorf("%s: the episode reports %s %v, which is not the index of one of the spec's %d task_names", at, core.MetricTask, v, n)
+		}
+	}
 	// Reward functions are checked against the list before training
 	// (core.CheckRequiredMetrics), so a metric left out of it is one no
 	// reward may use.

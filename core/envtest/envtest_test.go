@@ -39,8 +39,11 @@ func (e *relayEnv) Spec() core.EnvSpec {
 		Capabilities: core.CapTruncate | core.CapPrompt | core.CapSimulate |
 			core.CapBaseline,
 	}
-	if e.fault == "unreported metric" {
+	switch e.fault {
+	case "unreported metric":
 		s.Metrics = append(s.Metrics, "speed")
+	case "task names", "task beyond its names":
+		s.Metrics, s.TaskNames = append(s.Metrics, core.MetricTask), []string{"left room", "right room"}
 	}
 	return s
 }
@@ -67,8 +70,15 @@ func (e *relayEnv) Reset(seed uint64) ([]core.Observation, error) {
 }
 
 func (e *relayEnv) result(rew float64) core.StepResult {
-	return core.StepResult{Observations: e.obs(), Rewards: []float64{rew, rew}, Terminated: e.t >= 4,
+	r := core.StepResult{Observations: e.obs(), Rewards: []float64{rew, rew}, Terminated: e.t >= 4,
 		Metrics: map[string]float64{core.MetricReturn: float64(e.t)}}
+	switch e.fault {
+	case "task names": // the instance played: the target
+		r.Metrics[core.MetricTask] = float64(e.target)
+	case "task beyond its names":
+		r.Metrics[core.MetricTask] = float64(e.target + 1)
+	}
+	return r
 }
 
 func (e *relayEnv) Step(a []core.Action) (core.StepResult, error) {
@@ -165,6 +175,8 @@ func TestCheck(t *testing.T) {
 		{"illegal baseline", "illegal decision 7 for agent 1"},
 		{"any baseline name", "Baseline of an unknown name returned no error"},
 		{"replays from memory", "seed 7 replayed and branched: branched step 2"},
+		{"task names", ""},
+		{"task beyond its names", "reports task 2, which is not the index of one of the spec's 2 task_names"},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			var r recorder

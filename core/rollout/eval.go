@@ -112,6 +112,25 @@ type PairedResult struct {
 	// difference depends on the instance. Nil when the env does not
 	// report core.MetricTask.
 	RewardByTask *TaskDifference `json:"reward_by_task,omitempty"`
+	// ByTask is Reward instance by instance: for each value of
+	// core.MetricTask the seeds played, in increasing order of the value,
+	// the mean difference on them and its paired interval. Nil when the
+	// env does not report core.MetricTask.
+	ByTask []TaskPair `json:"by_task,omitempty"`
+}
+
+// TaskPair is a paired difference in joint reward on the seeds that
+// played one task instance.
+type TaskPair struct {
+	// Task is the instance's core.MetricTask value, Name its name
+	// (core.EnvSpec.TaskNames; empty when the env names none).
+	Task int    `json:"task"`
+	Name string `json:"name,omitempty"`
+	// Pairs counts the seeds of this instance both policies scored;
+	// Reward is the mean of (trained − other) over them with its 95 %
+	// paired-bootstrap interval (undefined, null in JSON, below 2 pairs).
+	Pairs  int        `json:"pairs"`
+	Reward Difference `json:"reward"`
 }
 
 // TaskDifference is a paired difference whose interval resamples task
@@ -295,7 +314,7 @@ func evaluate(ctx context.Context, s Setup, pl Player, trained *policy.Policy, e
 			if rep.Paired == nil {
 				rep.Paired = map[string]PairedResult{}
 			}
-			rep.Paired[name] = pairedFigures(g, other)
+			rep.Paired[name] = pairedFigures(g, other, spec.TaskNames)
 		}
 	}
 	return rep, nil
@@ -402,8 +421,8 @@ func (f *episodeFigures) summary() PolicyResult {
 }
 
 // pairedFigures returns a − b per figure on the same seeds (the figures
-// both report).
-func pairedFigures(a, b *episodeFigures) PairedResult {
+// both report); taskNames name a's task values.
+func pairedFigures(a, b *episodeFigures, taskNames []string) PairedResult {
 	diff := func(x, y []float64) Difference {
 		d := stats.PairedDiffCI(x, y)
 		return Difference{Mean: d.Mean, CI95: d.CI95}
@@ -425,8 +444,37 @@ func pairedFigures(a, b *episodeFigures) PairedResult {
 	}
 	if t := stats.PairedDiffByClusterCI(a.reward, b.reward, a.task); t.Clusters > 0 {
 		r.RewardByTask = &TaskDifference{Difference{Mean: t.Mean, CI95: t.CI95}, t.Clusters}
+		r.ByTask = pairsByTask(a.reward, b.reward, a.task, taskNames)
 	}
 	return r
+}
+
+// pairsByTask returns the paired difference x − y on the seeds of each
+// task value (NaN: none reported), in increasing order of the value.
+func pairsByTask(x, y, task []float64, names []string) []TaskPair {
+	seeds := map[int][]int{}
+	for i, v := range task {
+		if !math.IsNaN(v) {
+			seeds[int(v)] = append(seeds[int(v)], i)
+		}
+	}
+	var out []TaskPair
+	for _, k := range slices.Sorted(maps.Keys(seeds)) {
+		xs, ys := make([]float64, len(seeds[k])), make([]float64, len(seeds[k]))
+		for j, i := range seeds[k] {
+			xs[j], ys[j] = x[i], y[i]
+		}
+		d := stats.PairedDiffCI(xs, ys)
+		if d.Pairs < 2 { // one seed: a resample can only repeat it, so no interval
+			d.CI95 = stats.Interval{Lo: math.NaN(), Hi: math.NaN()}
+		}
+		p := TaskPair{Task: k, Pairs: d.Pairs, Reward: Difference{Mean: d.Mean, CI95: d.CI95}}
+		if k >= 0 && k < len(names) {
+			p.Name = names[k]
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // bestBaseline returns the scored policy other than "grpo" and the
@@ -655,6 +703,66 @@ func (r EvalReport) PairedTable(metrics []string) (head []string, rows [][]strin
 		rows = append(rows, append(row, DiffCell("%.1f", d.MakespanS), DiffCell("%.0f", d.Tokens), DiffCell("%.1f", d.LLMCalls)))
 	}
 	return head, rows
+}
+
+// TaskTable returns the trained policy's paired difference in joint
+// reward instance by instance ([PairedResult.ByTask]): one row per task
+// instance (its name, or its number when the env names none) with the
+// seeds that played it, one column per other policy in PolicyOrder
+// ("grpo − NAME"), each cell the mean [95 % interval] over the
+// instance's seeds ([DiffCell]). It returns no rows when the env reports
+// no core.MetricTask or the trained policy was not evaluated.
+func (r EvalReport) TaskTable() (head []string, rows [][]string) {
+	var others []string
+	tasks := map[int]*TaskPair{} // task → a pair naming it, with the most seeds
+	for _, n := range r.PolicyOrder() {
+		d, ok := r.Paired[n]
+		if !ok || d.ByTask == nil {
+			continue
+		}
+		others = append(others, n)
+		for i, p := range d.ByTask {
+			if t, ok := tasks[p.Task]; !ok || p.Pairs > t.Pairs {
+				tasks[p.Task] = &d.ByTask[i]
+			}
+		}
+	}
+	if len(others) == 0 {
+		return nil, nil
+	}
+	head = []string{"task", "seeds"}
+	for _, n := range others {
+		head = append(head, "grpo − "+r.markedName(n))
+	}
+	for _, k := range slices.Sorted(maps.Keys(tasks)) {
+		name := tasks[k].Name
+		if name == "" {
+			name = fmt.Sprintf("%d", k)
+		}
+		row := []string{name, fmt.Sprintf("%d", tasks[k].Pairs)}
+		for _, n := range others {
+			cell := "–"
+			for _, p := range r.Paired[n].ByTask {
+				if p.Task == k {
+					cell = DiffCell("%.4f", p.Reward)
+				}
+			}
+			row = append(row, cell)
+		}
+		rows = append(rows, row)
+	}
+	return head, rows
+}
+
+// WriteTaskTable prints [EvalReport.TaskTable] as aligned text under a
+// line that says what it is; nothing when it has no rows.
+func (r EvalReport) WriteTaskTable(w io.Writer) {
+	head, rows := r.TaskTable()
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\njoint reward by task instance: grpo − each policy on the seeds that played the instance, mean [95%% paired-bootstrap interval]\n")
+	writeAligned(w, head, rows)
 }
 
 // pairedByTask returns the most task instances any paired difference

@@ -36,6 +36,7 @@ func (e *stallEnv) Spec() core.EnvSpec {
 		StateSize: 1, StepRewards: true, Metrics: []string{"progress", core.MetricMakespan, core.MetricTask},
 		Baselines: []string{"workers", "half", "stallers", "flaky"}, ReferenceBaseline: "workers",
 		Capabilities: core.CapBaseline,
+		TaskNames:    []string{4: "size 4", "size 5", "size 6", "size 7", "size 8"},
 	}
 	if e.truncatable {
 		s.Capabilities |= core.CapTruncate
@@ -325,6 +326,27 @@ func TestEvaluateIntervalsAndPaired(t *testing.T) {
 			got.RewardByTask.Tasks != 5 || !byTask.CI95.Defined() {
 			t.Errorf("grpo − %s by task: %+v; want mean %v, interval %v over 5 instances", name, got.RewardByTask, want.Mean, byTask.CI95)
 		}
+		// And instance by instance: the seeds of each size, in order.
+		if len(got.ByTask) != 5 {
+			t.Fatalf("grpo − %s: %d per-task rows, want 5", name, len(got.ByTask))
+		}
+		for j, p := range got.ByTask {
+			var xs, ys []float64
+			for i, k := range tasks {
+				if int(k) == 4+j {
+					xs, ys = append(xs, per["grpo"][i]), append(ys, per[name][i])
+				}
+			}
+			d := stats.PairedDiffCI(xs, ys)
+			if p.Task != 4+j || p.Name != fmt.Sprintf("size %d", 4+j) || p.Pairs != len(xs) || p.Reward.Mean != d.Mean ||
+				(p.Pairs >= 2 && p.Reward.CI95 != d.CI95) || (p.Pairs < 2 && p.Reward.CI95.Defined()) {
+				t.Errorf("grpo − %s on size %d: %+v; want %d pairs, %+v", name, 4+j, p, len(xs), d)
+			}
+		}
+	}
+	head, rows := rep.TaskTable()
+	if len(rows) != 5 || rows[0][0] != "size 4" || len(head) != 2+3 || head[2] != "grpo − workers*" {
+		t.Errorf("task table: %q\n%q", head, rows)
 	}
 	for name, p := range rep.Policies {
 		if _, ok := p.Metrics[core.MetricTask]; ok {
@@ -356,6 +378,7 @@ func TestEvaluateIntervalsAndPaired(t *testing.T) {
 				CI95  stats.Interval `json:"ci95"`
 				Tasks int            `json:"tasks"`
 			} `json:"reward_by_task"`
+			ByTask []TaskPair `json:"by_task"`
 		} `json:"paired"`
 	}
 	if err := json.Unmarshal(a, &back); err != nil {
@@ -363,5 +386,34 @@ func TestEvaluateIntervalsAndPaired(t *testing.T) {
 	}
 	if got, want := back.Paired["half"].RewardByTask, rep.Paired["half"].RewardByTask; got.Mean != want.Mean || got.CI95 != want.CI95 || got.Tasks != 5 {
 		t.Fatalf("eval --json reward_by_task %+v, want %+v", got, *want)
+	}
+	if got, want := back.Paired["half"].ByTask, rep.Paired["half"].ByTask; len(got) != 5 || got[2].Name != "size 6" || got[2].Pairs != want[2].Pairs ||
+		got[2].Reward.Mean != want[2].Reward.Mean || got[2].Reward.CI95.Defined() != want[2].Reward.CI95.Defined() {
+		t.Fatalf("eval --json by_task %+v, want %+v", got, want)
+	}
+}
+
+// Per instance: seeds grouped by their task value in increasing order, a
+// seed without one left out, a failed episode excluded from its
+// instance's pairs, and no interval for an instance of one pair.
+func TestPairsByTask(t *testing.T) {
+	nan := math.NaN()
+	x := []float64{1, 2, 3, 4, 5, 6}
+	y := []float64{0, 0, nan, 1, 1, 0}
+	task := []float64{2, 0, 0, 2, nan, 0}
+	got := pairsByTask(x, y, task, []string{"a", "b"})
+	if len(got) != 2 {
+		t.Fatalf("%d instances, want 2: %+v", len(got), got)
+	}
+	zero, two := got[0], got[1]
+	if zero.Task != 0 || zero.Name != "a" || zero.Pairs != 2 || zero.Reward.Mean != 4 || !zero.Reward.CI95.Defined() {
+		t.Errorf("instance 0: %+v; want 2 pairs (seeds 1 and 5; seed 2 failed), mean (2 + 6) / 2 = 4, an interval", zero)
+	}
+	if two.Task != 2 || two.Name != "" || two.Pairs != 2 || two.Reward.Mean != 2 {
+		t.Errorf("instance 2: %+v; want no name (beyond the names), 2 pairs, mean (1 + 3) / 2 = 2", two)
+	}
+	one := pairsByTask([]float64{3}, []float64{1}, []float64{1}, nil)
+	if len(one) != 1 || one[0].Pairs != 1 || one[0].Reward.Mean != 2 || one[0].Reward.CI95.Defined() {
+		t.Errorf("one pair: %+v; want mean 2 and no interval", one)
 	}
 }

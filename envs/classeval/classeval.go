@@ -381,6 +381,7 @@ func newEnv(p Params, be backend) (*Env, error) {
 		Metrics: []string{core.MetricPassRate, MetricClassPass, core.MetricMakespan, core.MetricReferenceMakespan,
 			core.MetricTokens, core.MetricReferenceTokens, MetricDollars, MetricReferenceDollars, MetricReplayedCalls,
 			MetricExampleRuns, MetricQueueS, MetricUnextracted, MetricExamplesPassRate, MetricMethods, MetricTakeOvers, MetricRewrites, core.MetricTask},
+		TaskNames:         taskIDs(e.be.Tasks()),
 		Baselines:         baselines,
 		ReferenceBaseline: BaselineSingleAgent,
 		// A solo row swaps in a model the drawn team may not have.
@@ -389,6 +390,16 @@ func newEnv(p Params, be backend) (*Env, error) {
 		MaxSteps:     p.MaxSteps,
 	}
 	return e, nil
+}
+
+// taskIDs returns the classes' task ids in dataset order: the names of the
+// values the env reports as core.MetricTask.
+func taskIDs(tasks []classTask) []string {
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ID
+	}
+	return ids
 }
 
 // heldOut reports whether the class with task id id, at position pos of

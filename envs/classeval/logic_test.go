@@ -406,19 +406,21 @@ func TestFixupRule(t *testing.T) {
 }
 
 // Every episode reports its class as core.MetricTask: the class's
-// position in the dataset, the same for every seed that draws it.
+// position in the dataset, the same for every seed that draws it, which
+// the spec's TaskNames name by task id.
 func TestTaskMetricNamesTheClass(t *testing.T) {
 	e := fakeEnv(t, map[string]any{"split": "all"})
+	names := e.Spec().TaskNames
 	seen := map[int]bool{}
 	for seed := range uint64(12) {
 		if _, err := e.Reset(seed); err != nil {
 			t.Fatal(err)
 		}
-		name := e.cls.Name
+		id := e.cls.ID
 		res := play(t, e, seed, BaselineSingleAgent)
 		k := int(res.Metrics[core.MetricTask])
-		if tasks := e.be.Tasks(); float64(k) != res.Metrics[core.MetricTask] || k < 0 || k >= len(tasks) || tasks[k].Name != name {
-			t.Fatalf("seed %d played %s but reports task %v", seed, name, res.Metrics[core.MetricTask])
+		if float64(k) != res.Metrics[core.MetricTask] || k < 0 || k >= len(names) || names[k] != id {
+			t.Fatalf("seed %d played %s but reports task %v", seed, id, res.Metrics[core.MetricTask])
 		}
 		seen[k] = true
 	}

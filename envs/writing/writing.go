@@ -502,6 +502,7 @@ func New(params map[string]any) (*Env, error) {
 		Decisions: append([]core.DecisionSpec(nil), decisionSpecs...),
 		StateSize: stateSize(p.Writers, e.maxUnits),
 		Metrics:   metricNames(),
+		TaskNames: rfcNames(corpus),
 		Baselines: []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP,
 			BaselineReadOnceLongest, BaselineReadOnceReady, BaselineReadOncePaced, BaselineDecentralized, BaselineReadDeps},
 		// The reference metrics estimate one writer's time and tokens.
@@ -515,6 +516,16 @@ func metricNames() []string {
 	return []string{core.MetricMakespan, core.MetricReferenceMakespan, core.MetricTokens,
 		core.MetricReferenceTokens, core.MetricLLMCalls,
 		metricUnits, metricUnitsDrafted, metricEdits, metricReads, metricEnvTokens, metricCostUSD, metricQueue, core.MetricTask}
+}
+
+// rfcNames returns the documents' names in corpus order: the names of the
+// values the env reports as core.MetricTask.
+func rfcNames(corpus []RFC) []string {
+	names := make([]string, len(corpus))
+	for i, r := range corpus {
+		names[i] = r.Name
+	}
+	return names
 }
 
 // Spec describes the env.

@@ -931,9 +931,14 @@ func TestErrorScale(t *testing.T) {
 }
 
 // Every episode reports the RFC it wrote as core.MetricTask: its position
-// in the corpus, the same for every seed that draws it.
+// in the corpus, the same for every seed that draws it, which the spec's
+// TaskNames name.
 func TestTaskMetricNamesTheRFC(t *testing.T) {
 	e := newEnv(t, nil)
+	names := e.Spec().TaskNames
+	if len(names) != len(e.corpus) {
+		t.Fatalf("%d task names for %d RFCs", len(names), len(e.corpus))
+	}
 	seen := map[int]bool{}
 	for seed := range uint64(12) {
 		if _, err := e.Reset(seed); err != nil {
@@ -942,7 +947,7 @@ func TestTaskMetricNamesTheRFC(t *testing.T) {
 		name := e.rfc.Name
 		res := runEpisode(t, e, seed, baselinePolicy(t, e, BaselineReadOnceReady))
 		k := int(res.Metrics[core.MetricTask])
-		if float64(k) != res.Metrics[core.MetricTask] || k < 0 || k >= len(e.corpus) || e.corpus[k].Name != name {
+		if float64(k) != res.Metrics[core.MetricTask] || k < 0 || k >= len(names) || names[k] != name {
 			t.Fatalf("seed %d wrote %s but reports task %v", seed, name, res.Metrics[core.MetricTask])
 		}
 		seen[k] = true
