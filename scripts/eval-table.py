@@ -2,14 +2,16 @@
 """Turn `troupe eval --json` output into the Markdown tables of BENCHMARKS.md.
 
     troupe eval ... --json > eval.json
-    scripts/eval-table.py eval.json [METRIC ...]
+    scripts/eval-table.py eval.json [--by-task] [METRIC ...]
 
 Prints one table of every policy (joint reward, each METRIC, speedup,
 tokens, makespan, failed share: mean [95 % interval]) and, when the trained
 policy was evaluated, one of its paired differences to every other policy
 (grpo − NAME: joint reward and each METRIC, mean [95 % interval], pairs;
 with the joint reward's interval over task instances, "by task", when the
-env reports them).
+env reports them). With --by-task, a third table splits the joint-reward
+difference task instance by instance (the JSON's by_task: one row per
+document or class, with the seeds that played it).
 The best baseline is marked *, baselines outside the task †. It only
 formats what the JSON holds: every figure comes from the evaluation.
 """
@@ -47,7 +49,8 @@ def main():
         sys.exit(__doc__)
     with open(sys.argv[1]) as f:
         rep = json.load(f)
-    metrics = sys.argv[2:]
+    by_task = "--by-task" in sys.argv[2:]
+    metrics = [a for a in sys.argv[2:] if a != "--by-task"]
     print(f"env {rep['env']}, {rep['episodes']} episodes per policy (eval seed {rep['seed']}), LLM backend: {rep['backend']}\n")
     head = ["policy", "joint reward"] + metrics + ["speedup", "tokens", "makespan s", "failed"]
     print("| " + " | ".join(head) + " |")
@@ -84,6 +87,27 @@ def main():
             row.append(cell(x["mean"], x["ci95"], "%+.3f") if x else "–")
         row.append(str(d["pairs"]) + (f" ({d['excluded']} excl.)" if d.get("excluded") else ""))
         print("| " + " | ".join(row) + " |")
+    if by_task:
+        print_by_task(rep, paired)
+
+
+def print_by_task(rep, paired):
+    others = [n for n in order(rep) if n in paired and paired[n].get("by_task")]
+    if not others:
+        sys.exit("eval-table.py: --by-task: the JSON has no by_task (the env reports no task instances, or troupe is older than the by_task field)")
+    rows = {}  # task -> (name, seeds, {policy: cell})
+    for n in others:
+        for t in paired[n]["by_task"]:
+            name, seeds, cells = rows.get(t["task"], (t.get("name") or str(t["task"]), 0, {}))
+            cells[n] = cell(t["reward"]["mean"], t["reward"]["ci95"], "%+.3f")
+            rows[t["task"]] = (name, max(seeds, t["pairs"]), cells)
+    print()
+    head = ["task", "seeds"] + ["grpo − " + mark(rep, n) for n in others]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for k in sorted(rows):
+        name, seeds, cells = rows[k]
+        print("| " + " | ".join([name, str(seeds)] + [cells.get(n, "–") for n in others]) + " |")
 
 
 if __name__ == "__main__":
