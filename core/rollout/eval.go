@@ -714,16 +714,19 @@ func (r EvalReport) PairedTable(metrics []string) (head []string, rows [][]strin
 // no core.MetricTask or the trained policy was not evaluated.
 func (r EvalReport) TaskTable() (head []string, rows [][]string) {
 	var others []string
-	tasks := map[int]*TaskPair{} // task → a pair naming it, with the most seeds
+	byTask := map[string]map[int]TaskPair{} // policy → task → its pair
+	tasks := map[int]TaskPair{}             // task → the pair with the most seeds
 	for _, n := range r.PolicyOrder() {
 		d, ok := r.Paired[n]
 		if !ok || d.ByTask == nil {
 			continue
 		}
 		others = append(others, n)
-		for i, p := range d.ByTask {
+		byTask[n] = map[int]TaskPair{}
+		for _, p := range d.ByTask {
+			byTask[n][p.Task] = p
 			if t, ok := tasks[p.Task]; !ok || p.Pairs > t.Pairs {
-				tasks[p.Task] = &d.ByTask[i]
+				tasks[p.Task] = p
 			}
 		}
 	}
@@ -742,10 +745,8 @@ func (r EvalReport) TaskTable() (head []string, rows [][]string) {
 		row := []string{name, fmt.Sprintf("%d", tasks[k].Pairs)}
 		for _, n := range others {
 			cell := "–"
-			for _, p := range r.Paired[n].ByTask {
-				if p.Task == k {
-					cell = DiffCell("%.4f", p.Reward)
-				}
+			if p, ok := byTask[n][k]; ok {
+				cell = DiffCell("%.4f", p.Reward)
 			}
 			row = append(row, cell)
 		}
