@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-dev/troupe/internal/testenv"
 )
 
 // troupe eval --json carries every mean's 95 % interval, the best
@@ -108,6 +111,7 @@ func TestEvalByTask(t *testing.T) {
 	if len(rows) == 0 || seeds != 6 {
 		t.Fatalf("by_task %+v: want the 6 seeds spread over the RFCs they played", rows)
 	}
+	js := stdout
 	code, stdout, stderr = troupe(t, append(args, "--by-task")...)
 	if code != exitOK || !strings.Contains(stdout, "joint reward by task instance") || !strings.Contains(stdout, rows[0].Name) {
 		t.Fatalf("eval --by-task: exit %d, no per-RFC table naming %s:\n%s\n%s", code, rows[0].Name, stdout, stderr)
@@ -116,5 +120,16 @@ func TestEvalByTask(t *testing.T) {
 	code, stdout, stderr = troupe(t, "eval", "-f", af, "--episodes", "2", "--by-task")
 	if code != exitOK || strings.Contains(stdout, "by task instance") || !strings.Contains(stderr, "--by-task: no table: it compares the trained policy") {
 		t.Fatalf("eval --by-task without a policy: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// scripts/eval-table.py formats the same JSON for BENCHMARKS.md.
+	testenv.Need(t, testenv.PythonInstalled())
+	f := filepath.Join(t.TempDir(), "eval.json")
+	if err := os.WriteFile(f, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	md, err := exec.Command(testenv.Python, "../../scripts/eval-table.py", f, "--by-task", "consistency").CombinedOutput()
+	if err != nil || !strings.Contains(string(md), "| task | seeds | grpo − read_once_paced* |") || !strings.Contains(string(md), "| "+rows[0].Name+" | ") ||
+		!strings.Contains(string(md), "| grpo − | joint reward | joint reward, by task (") {
+		t.Fatalf("eval-table.py --by-task: %v\n%s", err, md)
 	}
 }
