@@ -75,8 +75,9 @@ func TestEvalJSONIntervalsAndPaired(t *testing.T) {
 }
 
 // troupe eval --by-task prints grpo's paired difference on each task
-// instance (here each RFC, by name), the JSON always carries it, and an
-// env without instances gets a reason instead of a table.
+// instance (here each RFC, by name), the JSON always carries it and
+// scripts/eval-table.py formats it, and an evaluation without a trained
+// policy gets a reason instead of a table.
 func TestEvalByTask(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	small := []string{"--set", "train.iterations=1", "--set", "train.tasks_per_iteration=2", "--set", "train.group_size=2"}
