@@ -93,15 +93,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	rep.WriteTable(stdout)
-	if *byTask {
-		if _, rows := rep.TaskTable(); len(rows) == 0 {
-			why := fmt.Sprintf("env %s reports no metric %q (the instance an episode plays)", rep.Env, core.MetricTask)
-			if _, ok := rep.Policies["grpo"]; !ok {
-				why = "it compares the trained policy with the others, and none was evaluated (give --policy)"
-			}
-			fmt.Fprintf(stderr, "troupe eval: --by-task: no table: %s\n", why)
+	if *byTask && !rep.WriteTaskTable(stdout) {
+		why := fmt.Sprintf("env %s reports no metric %q (the instance an episode plays)", rep.Env, core.MetricTask)
+		if _, ok := rep.Policies["grpo"]; !ok {
+			why = "it compares the trained policy with the others, and none was evaluated (give --policy)"
 		}
-		rep.WriteTaskTable(stdout)
+		fmt.Fprintf(stderr, "troupe eval: --by-task: no table: %s\n", why)
 	}
 	return exitOK
 }

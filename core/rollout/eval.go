@@ -756,14 +756,16 @@ func (r EvalReport) TaskTable() (head []string, rows [][]string) {
 }
 
 // WriteTaskTable prints [EvalReport.TaskTable] as aligned text under a
-// line that says what it is; nothing when it has no rows.
-func (r EvalReport) WriteTaskTable(w io.Writer) {
+// line that says what it is, and reports whether it printed it (nothing
+// when the table has no rows).
+func (r EvalReport) WriteTaskTable(w io.Writer) bool {
 	head, rows := r.TaskTable()
 	if len(rows) == 0 {
-		return
+		return false
 	}
 	fmt.Fprintf(w, "\njoint reward by task instance: grpo − each policy on the seeds that played the instance, mean [95%% paired-bootstrap interval]\n")
 	writeAligned(w, head, rows)
+	return true
 }
 
 // pairedByTask returns the most task instances any paired difference
