@@ -3,6 +3,7 @@ package classeval
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -101,10 +102,65 @@ func TestMeasureExamplesSignal(t *testing.T) {
 	type tally [4][2]int // [kind][hidden passed, methods]
 	var mu sync.Mutex
 	byModel := map[string]*tally{}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
 	for _, model := range DefaultPool {
 		byModel[model] = &tally{}
+	}
+	eachSourceAssembly(t, e, DefaultPool, func(model, _ string, ti int, recs []*recording, s classScore) {
+		var got tally
+		for j, rec := range recs {
+			if rec == nil {
+				continue
+			}
+			kind := none
+			if e.be.Tasks()[ti].Methods[j].Examples > 0 {
+				x, err := e.be.RunExamples(ti, j, recs)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				switch m := (&method{kinds: x.Kinds}); {
+				case x.Pass:
+					kind = pass
+				case exampleFault(m):
+					kind = fault
+				default:
+					kind = substantive
+				}
+			}
+			got[kind][1]++
+			if s.MethodPass[j] {
+				got[kind][0]++
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for k := range got {
+			byModel[model][k][0] += got[k][0]
+			byModel[model][k][1] += got[k][1]
+		}
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-22s %-18s %-18s %-18s %-18s\n", "model", "examples pass", "wrong/code error", "example fault", "no examples")
+	for _, model := range DefaultPool {
+		fmt.Fprintf(&b, "%-22s", model)
+		for k := range 4 {
+			x := byModel[model][k]
+			fmt.Fprintf(&b, " %5.2f of %-9d", float64(x[0])/float64(max(1, x[1])), x[1])
+		}
+		b.WriteString("\n")
+	}
+	t.Logf("hidden TestCase pass rate by what the examples said, training classes, every source:\n%s", b.String())
+}
+
+// eachSourceAssembly calls f, two at a time, for every model of models,
+// training class and recorded source (m_dire, m_iter, c_t0, c_5#K): the
+// class assembled from that source alone (recs[j] nil where the source
+// has no completion of method j) and its suite's score.
+func eachSourceAssembly(t *testing.T, e *Env, models []string, f func(model, source string, ti int, recs []*recording, s classScore)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for _, model := range models {
 		for _, ti := range e.train {
 			n := len(e.be.Tasks()[ti].Methods)
 			var sources []string
@@ -134,52 +190,141 @@ func TestMeasureExamplesSignal(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					var got tally
-					for j := range n {
-						if recs[j] == nil {
-							continue
-						}
-						kind := none
-						if e.be.Tasks()[ti].Methods[j].Examples > 0 {
-							x, err := e.be.RunExamples(ti, j, recs)
-							if err != nil {
-								t.Error(err)
-								return
-							}
-							switch m := (&method{kinds: x.Kinds}); {
-							case x.Pass:
-								kind = pass
-							case exampleFault(m):
-								kind = fault
-							default:
-								kind = substantive
-							}
-						}
-						got[kind][1]++
-						if s.MethodPass[j] {
-							got[kind][0]++
-						}
-					}
-					mu.Lock()
-					defer mu.Unlock()
-					for k := range got {
-						byModel[model][k][0] += got[k][0]
-						byModel[model][k][1] += got[k][1]
-					}
+					f(model, src, ti, recs, s)
 				}()
 			}
 		}
 	}
 	wg.Wait()
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-22s %-18s %-18s %-18s %-18s\n", "model", "examples pass", "wrong/code error", "example fault", "no examples")
-	for _, model := range DefaultPool {
-		fmt.Fprintf(&b, "%-22s", model)
-		for k := range 4 {
-			x := byModel[model][k]
-			fmt.Fprintf(&b, " %5.2f of %-9d", float64(x[0])/float64(max(1, x[1])), x[1])
-		}
-		b.WriteString("\n")
+}
+
+// TestMeasureSecondOpinion measures whether a second version of a method
+// says more about its hidden TestCase than the method's own examples do,
+// as differential testing would use it (CodeT, AlphaCode's clustering):
+// two versions agree when their examples end the same way (all pass, or
+// the same doctest report). On the training classes' methods that have
+// examples, each version in its own source's assembly, it prints GPT-4's
+// m_dire pass rate split by what its examples said and whether ChatGPT's
+// m_dire agrees, then, for sets of versions a team could write, the pass
+// rate of keeping GPT-4's m_dire, the first version whose examples pass,
+// the plurality of the versions' outcomes, and the best in hindsight.
+// Behind TROUPE_CLASSEVAL_MEASURE=1 (about 3 minutes on 2 cores with a
+// warm cache):
+//
+//	TROUPE_CLASSEVAL_MEASURE=1 go test ./envs/classeval -run TestMeasureSecondOpinion -v -timeout 60m
+func TestMeasureSecondOpinion(t *testing.T) {
+	if os.Getenv("TROUPE_CLASSEVAL_MEASURE") != "1" {
+		t.Skip("set TROUPE_CLASSEVAL_MEASURE=1 to measure")
 	}
-	t.Logf("hidden TestCase pass rate by what the examples said, training classes, every source:\n%s", b.String())
+	e, err := New(map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type version struct {
+		hidden, examples bool
+		outcome          string // "pass", or the failure report without line numbers
+	}
+	type methodKey struct{ ti, j int }
+	var mu sync.Mutex
+	versions := map[methodKey]map[string]version{} // by "model/source"
+	eachSourceAssembly(t, e, []string{"GPT-4", "ChatGPT"}, func(model, source string, ti int, recs []*recording, s classScore) {
+		for j, rec := range recs {
+			if rec == nil || e.be.Tasks()[ti].Methods[j].Examples == 0 {
+				continue
+			}
+			x, err := e.be.RunExamples(ti, j, recs)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			outcome := "pass"
+			if !x.Pass {
+				outcome = reportLineRe.ReplaceAllString(x.Output, "")
+			}
+			mu.Lock()
+			k := methodKey{ti, j}
+			if versions[k] == nil {
+				versions[k] = map[string]version{}
+			}
+			versions[k][model+"/"+source] = version{hidden: s.MethodPass[j], examples: x.Pass, outcome: outcome}
+			mu.Unlock()
+		}
+	})
+	const first = "GPT-4/m_dire"
+	var split [2][2][2]int // [examples passed][ChatGPT agrees][hidden passed, methods]
+	sets := []struct {
+		name     string
+		versions []string
+	}{
+		{"GPT-4 m_dire, ChatGPT m_dire", []string{first, "ChatGPT/m_dire"}},
+		{"+ GPT-4 c_t0", []string{first, "ChatGPT/m_dire", "GPT-4/c_t0"}},
+		{"+ ChatGPT c_t0", []string{first, "ChatGPT/m_dire", "GPT-4/c_t0", "ChatGPT/c_t0"}},
+		{"GPT-4 m_dire, m_iter, c_t0", []string{first, "GPT-4/m_iter", "GPT-4/c_t0"}},
+	}
+	picks := make([][4]int, len(sets)) // kept, first passing examples, plurality, best in hindsight
+	methods := 0
+	for _, vs := range versions {
+		a, ok := vs[first]
+		if !ok {
+			continue
+		}
+		methods++
+		if c, ok := vs["ChatGPT/m_dire"]; ok {
+			x := &split[b2i(a.examples)][b2i(c.outcome == a.outcome)]
+			x[0] += b2i(a.hidden)
+			x[1]++
+		}
+		for i, set := range sets {
+			var have []version
+			for _, name := range set.versions {
+				if v, ok := vs[name]; ok {
+					have = append(have, v)
+				}
+			}
+			firstPassing, plurality, anyHidden := a, a, false
+			for _, v := range slices.Backward(have) {
+				if v.examples {
+					firstPassing = v
+				}
+				anyHidden = anyHidden || v.hidden
+			}
+			votes := map[string]int{}
+			for _, v := range have {
+				votes[v.outcome]++
+			}
+			for _, v := range have { // ties: a passing outcome, else the earlier version
+				if n := votes[v.outcome]; n > votes[plurality.outcome] || n == votes[plurality.outcome] && v.examples && !plurality.examples {
+					plurality = v
+				}
+			}
+			for k, v := range []bool{a.hidden, firstPassing.hidden, plurality.hidden, anyHidden} {
+				picks[i][k] += b2i(v)
+			}
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "GPT-4 m_dire's hidden TestCase pass rate, %d methods with examples:\n", methods)
+	for ex := range 2 {
+		for agree := range 2 {
+			x := split[ex][agree]
+			fmt.Fprintf(&b, "  examples pass %-5v ChatGPT m_dire ends the same way %-5v %.2f of %d\n", ex == 1, agree == 1, float64(x[0])/float64(max(1, x[1])), x[1])
+		}
+	}
+	fmt.Fprintf(&b, "%-30s %8s %14s %10s %10s\n", "versions", "kept", "first passing", "plurality", "hindsight")
+	for i, set := range sets {
+		p := picks[i]
+		fmt.Fprintf(&b, "%-30s %8.3f %14.3f %10.3f %10.3f\n", set.name, float64(p[0])/float64(methods), float64(p[1])/float64(methods), float64(p[2])/float64(methods), float64(p[3])/float64(methods))
+	}
+	t.Logf("training classes:\n%s", b.String())
+}
+
+// reportLineRe matches what differs between two doctest reports of the
+// same failure: line numbers and file names.
+var reportLineRe = regexp.MustCompile(`line \d+|File "[^"]*"`)
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
 }
