@@ -70,6 +70,12 @@ group_size = GROUP
 		{"group of one", file("1.0", "1"), "train.group_size", 11, "always flat"},
 		{"huge group", file("1.0", "100000"), "train.group_size", 11, "at most 1024"},
 		{
+			"a rate limit of the writing env's params",
+			"[env]\nsource = \"builtin:writing\"\n[env.params]\nrate_limits = [{requests_per_minute = 5, tokens_per_minute = -5}]\n" +
+				"[[rewards]]\nsource = \"builtin:makespan\"\n[reward.weights]\nspeed = 1.0\n",
+			"env", 1, `params: key "rate_limits" [0]: tokens_per_minute: must be 0 (unlimited) or positive, got -5`,
+		},
+		{
 			"a reward's metric the env does not report",
 			strings.NewReplacer("builtin:makespan", "builtin:coding.pass_rate", "speed = 0.0", "quality = 1.0").Replace(file("1.0", "8")),
 			"rewards.1", 5, `reward coding.pass_rate needs the episode metric "pass_rate", which env matrix does not report`,

@@ -308,7 +308,9 @@ func (p Params) validate() ([]Tier, error) {
 	}
 	for i, l := range p.RateLimits {
 		if err := l.Validate(); err != nil {
-			return nil, fmt.Errorf("params: key \"rate_limits\" [%d]: %w", i, err)
+			// Not wrapped: the agentfile would read the *core.SettingError
+			// inside as a key of [env] ("env.tokens_per_minute").
+			return nil, fmt.Errorf("params: key \"rate_limits\" [%d]: %v", i, err)
 		}
 	}
 	return pool, nil
