@@ -15,7 +15,6 @@ import (
 	"github.com/troupe-dev/troupe/core/envtest"
 	"github.com/troupe-dev/troupe/core/policy"
 	"github.com/troupe-dev/troupe/core/rollout"
-	"github.com/troupe-dev/troupe/internal/testenv"
 )
 
 // branchReturn scores an episode by the sum of its agents' returns.
@@ -102,30 +101,9 @@ branch_aggregate = "max"
 [rollout]
 workers = 2
 `
-	var metrics [][]string
-	var policies [][]byte
-	for _, src := range []string{"builtin:lbf", "wasm:" + wasm, "grpc:" + plug} {
-		out := filepath.Join(dir, strings.SplitN(src, ":", 2)[0])
-		af := writeAgentfile(t, strings.Replace(project, "SOURCE", src, 1))
-		if code, _, stderr := troupe(t, "train", "-f", af, "--out", out, "--no-eval"); code != exitOK {
-			t.Fatalf("train on %s: exit %d: %s", src, code, stderr)
-		}
-		m := testenv.MetricsWithoutTiming(t, filepath.Join(out, "metrics.jsonl"))
+	for i, m := range trainOnEveryLoader(t, dir, project, wasm, plug) {
 		if len(m) != 2 || !strings.Contains(m[0], `"branch_episodes":`) {
-			t.Fatalf("train on %s: metrics without branches:\n%s", src, strings.Join(m, "\n"))
-		}
-		p, err := os.ReadFile(filepath.Join(out, "policy.safetensors"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		metrics, policies = append(metrics, m), append(policies, p)
-	}
-	for i := 1; i < 3; i++ {
-		if strings.Join(metrics[i], "\n") != strings.Join(metrics[0], "\n") {
-			t.Errorf("loader %d: metrics differ from native:\n%s\n---\n%s", i, strings.Join(metrics[0], "\n"), strings.Join(metrics[i], "\n"))
-		}
-		if string(policies[i]) != string(policies[0]) {
-			t.Errorf("loader %d: policy differs from native", i)
+			t.Fatalf("loader %d: metrics without branches:\n%s", i, strings.Join(m, "\n"))
 		}
 	}
 }

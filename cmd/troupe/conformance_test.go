@@ -70,6 +70,16 @@ group_size = 4
 [rollout]
 workers = 2
 `
+	trainOnEveryLoader(t, dir, project, wasm, plug)
+}
+
+// trainOnEveryLoader trains project (an agentfile whose env source is the
+// placeholder SOURCE) on the LBF env built in, as the Wasm module wasm and
+// as the go-plugin binary plug, each into its own directory under dir;
+// it requires the three runs' metrics (without timings) and policy files
+// to be identical, and returns each run's metrics lines.
+func trainOnEveryLoader(t *testing.T, dir, project, wasm, plug string) [][]string {
+	t.Helper()
 	var metrics [][]string
 	var policies [][]byte
 	for _, src := range []string{"builtin:lbf", "wasm:" + wasm, "grpc:" + plug} {
@@ -93,4 +103,5 @@ workers = 2
 			t.Errorf("loader %d: policy differs from native", i)
 		}
 	}
+	return metrics
 }
