@@ -26,49 +26,28 @@ func TestMeasureStrength(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sources := []string{"m_dire", "c_t0"}
+	methods := 0 // every training class's, whether a model wrote them or not
+	for _, ti := range e.train {
+		methods += len(e.be.Tasks()[ti].Methods)
+	}
+	var mu sync.Mutex
+	passed := map[[2]string]int{} // by {source, model}
+	eachSourceAssembly(t, e, DefaultPool, sources, func(model, source string, _ int, _ []*recording, s classScore) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range s.MethodPass {
+			if p {
+				passed[[2]string{source, model}]++
+			}
+		}
+	})
 	var b strings.Builder
-	for _, source := range []string{"m_dire", "c_t0"} {
+	for _, source := range sources {
 		fmt.Fprintf(&b, "%s:\n", source)
 		for _, model := range DefaultPool {
-			passed, total := make([]int, len(e.train)), make([]int, len(e.train))
-			var wg sync.WaitGroup
-			sem := make(chan struct{}, 2)
-			for k, ti := range e.train {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					sem <- struct{}{}
-					defer func() { <-sem }()
-					n := len(e.be.Tasks()[ti].Methods)
-					recs := make([]*recording, n)
-					for j := range n {
-						for _, r := range e.be.Recordings(model, ti, j) {
-							if r.Source == source {
-								recs[j] = &r
-								break
-							}
-						}
-					}
-					s, err := e.be.Score(ti, recs)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					for _, p := range s.MethodPass {
-						if p {
-							passed[k]++
-						}
-					}
-					total[k] = n
-				}()
-			}
-			wg.Wait()
-			p, n := 0, 0
-			for k := range passed {
-				p += passed[k]
-				n += total[k]
-			}
-			fmt.Fprintf(&b, "\t%q: %.3f, // %d of %d methods\n", model, float64(p)/float64(n), p, n)
+			p := passed[[2]string{source, model}]
+			fmt.Fprintf(&b, "\t%q: %.3f, // %d of %d methods\n", model, float64(p)/float64(methods), p, methods)
 		}
 	}
 	t.Logf("measured on %d training classes:\n%s", len(e.train), b.String())
@@ -105,7 +84,7 @@ func TestMeasureExamplesSignal(t *testing.T) {
 	for _, model := range DefaultPool {
 		byModel[model] = &tally{}
 	}
-	eachSourceAssembly(t, e, DefaultPool, func(model, _ string, ti int, recs []*recording, s classScore) {
+	eachSourceAssembly(t, e, DefaultPool, nil, func(model, _ string, ti int, recs []*recording, s classScore) {
 		var got tally
 		for j, rec := range recs {
 			if rec == nil {
@@ -153,25 +132,26 @@ func TestMeasureExamplesSignal(t *testing.T) {
 }
 
 // eachSourceAssembly calls f, two at a time, for every model of models,
-// training class and recorded source (m_dire, m_iter, c_t0, c_5#K): the
-// class assembled from that source alone (recs[j] nil where the source
-// has no completion of method j) and its suite's score.
-func eachSourceAssembly(t *testing.T, e *Env, models []string, f func(model, source string, ti int, recs []*recording, s classScore)) {
+// training class and recorded source (m_dire, m_iter, c_t0, c_5#K; only
+// those of sources unless it is nil) the model has for the class: the
+// class assembled from that source alone (recs[j] nil where the source has
+// no completion of method j) and its suite's score.
+func eachSourceAssembly(t *testing.T, e *Env, models, sources []string, f func(model, source string, ti int, recs []*recording, s classScore)) {
 	t.Helper()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
 	for _, model := range models {
 		for _, ti := range e.train {
 			n := len(e.be.Tasks()[ti].Methods)
-			var sources []string
+			var have []string
 			for j := range n {
 				for _, r := range e.be.Recordings(model, ti, j) {
-					if !slices.Contains(sources, r.Source) {
-						sources = append(sources, r.Source)
+					if !slices.Contains(have, r.Source) && (sources == nil || slices.Contains(sources, r.Source)) {
+						have = append(have, r.Source)
 					}
 				}
 			}
-			for _, src := range sources {
+			for _, src := range have {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -227,7 +207,7 @@ func TestMeasureSecondOpinion(t *testing.T) {
 	type methodKey struct{ ti, j int }
 	var mu sync.Mutex
 	versions := map[methodKey]map[string]version{} // by "model/source"
-	eachSourceAssembly(t, e, []string{"GPT-4", "ChatGPT"}, func(model, source string, ti int, recs []*recording, s classScore) {
+	eachSourceAssembly(t, e, []string{"GPT-4", "ChatGPT"}, nil, func(model, source string, ti int, recs []*recording, s classScore) {
 		for j, rec := range recs {
 			if rec == nil || e.be.Tasks()[ti].Methods[j].Examples == 0 {
 				continue
