@@ -449,6 +449,12 @@ func TestPacingRules(t *testing.T) {
 			joint[ri][s] = sc.play(env, uint64(s+1), 0, pol).joint
 		}
 	}
+	shipped := baselinePolicy(t, env, BaselineReadOncePaced)
+	for s := range n { // the harness plays the shipped baseline
+		if got := sc.play(env, uint64(s+1), 0, shipped).joint; got != joint[0][s] {
+			t.Fatalf("seed %d: the shipped read_once_paced scores %v, ReadOncePaced here %v", s+1, got, joint[0][s])
+		}
+	}
 	for ri, r := range rules {
 		d := stats.PairedDiffCI(joint[ri], joint[0])
 		t.Logf("%-60s joint %.4f  − read_once_paced %+.4f [%+.4f, %+.4f]", r.name, stats.Mean(joint[ri]), d.Mean, d.CI95.Lo, d.CI95.Hi)
