@@ -68,9 +68,12 @@ const baselineRewrites = 2
 //   - strong_by_team: the rule chosen by the team's strongest model
 //     (byTeamRules): ChatGPT best, holistic by the best whole-class writer
 //     (when it is ChatGPT itself: the strongest alone); GPT-4 best,
-//     holistic_or_split; instruct-StarCoder best, the coders within 0.6 of
-//     it write dependencies first in context; any other, the coders within
-//     0.6 of the best write in the class's order. Nobody runs examples. It
+//     holistic_or_split; instruct-StarCoder or WizardCoder best, the coders
+//     within 0.6 of it write dependencies first in context; CodeGeeX best,
+//     holistic by the best whole-class writer for classes of 5 methods or
+//     more, else the coders within 0.5 of it in the class's order; any
+//     other, the coders within 0.6 of the best write in the class's order.
+//     Nobody runs examples. It
 //     is the per-team choice of the headroom test (headroom_test.go), made
 //     on training seeds.
 func (e *Env) Baseline(name string) (core.Baseline, error) {
@@ -187,6 +190,8 @@ var (
 		"ChatGPT":            {share: 1, draft: draftClass},
 		"GPT-4":              holisticOrSplit,
 		"instruct-StarCoder": {share: 0.6, deps: true},
+		"WizardCoder":        {share: 0.6, deps: true},
+		"CodeGeeX":           {share: 0.5, draft: draftClass, minM: 5},
 	}
 	byTeamDefault = rule{share: 0.6}
 )
