@@ -73,9 +73,8 @@ const baselineRewrites = 2
 //     holistic by the best whole-class writer for classes of 5 methods or
 //     more, else the coders within 0.5 of it in the class's order; any
 //     other, the coders within 0.6 of the best write in the class's order.
-//     Nobody runs examples. It
-//     is the per-team choice of the headroom test (headroom_test.go), made
-//     on training seeds.
+//     Nobody runs examples. It is the per-team choice of the headroom test
+//     (headroom_test.go), made on training seeds.
 func (e *Env) Baseline(name string) (core.Baseline, error) {
 	switch name {
 	case BaselineSingleAgent:

@@ -132,8 +132,8 @@ func modelByName(name string) (Model, error) {
 //
 // The scripted policies rank teammates by it and agents observe it. A
 // model not in the table (from a user's outputs directory) has strength 0.
-// (Vicuna's was 0.133, 27 methods, until 4 Dec: a figure the command above
-// gives neither at HEAD nor at the commit that wrote it, on empty caches.)
+// The command fails where this table or modelClassStrength differs from
+// what it measures; .ci/run runs it.
 var modelStrength = map[string]float64{
 	"GPT-4":                0.586, // 119 of 203 methods
 	"ChatGPT":              0.581, // 118 of 203 methods
