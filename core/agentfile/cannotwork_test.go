@@ -301,3 +301,39 @@ return = 1.0
 		t.Fatalf("%v; want agentfile.toml:11: rewards.0.sandbox.isolation", err)
 	}
 }
+
+// An error about a table whose value an override set inside it names the
+// override too: the env reports its params' errors about [env].
+func TestOverrideInsideTableNamed(t *testing.T) {
+	text := "[env]\nsource = \"builtin:matrix\"\n[env.params]\ngame = \"climbing\"\n[[rewards]]\nsource = \"builtin:return\"\n[reward.weights]\nreturn = 1.0\n"
+	for _, c := range []struct {
+		overrides []string
+		want      string // "" = no mention of --set
+	}{
+		{[]string{"env.params.game=nope"}, " (with --set env.params.game=nope)"},
+		{[]string{"env.params.game=nope", "train.iterations=3", "env.params.x=1"}, " (with --set env.params.game=nope, --set env.params.x=1)"},
+		{nil, ""},
+	} {
+		if c.overrides == nil {
+			text = strings.Replace(text, `"climbing"`, `"nope"`, 1)
+		}
+		path := filepath.Join(t.TempDir(), "agentfile.toml")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := agentfile.Load(path, c.overrides...)
+		if err == nil {
+			var built *agentfile.Built
+			if built, err = cfg.Build(context.Background()); err == nil {
+				built.Close()
+			}
+		}
+		var e *agentfile.Error
+		if !errors.As(err, &e) || e.Key != "env" || e.Line != 1 {
+			t.Fatalf("%v: want an error about env at line 1, got %v", c.overrides, err)
+		}
+		if got := strings.Contains(e.Msg, "--set"); got != (c.want != "") || !strings.HasSuffix(e.Msg, c.want) {
+			t.Errorf("%v: %q, want it to end %q", c.overrides, e.Msg, c.want)
+		}
+	}
+}

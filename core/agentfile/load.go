@@ -80,6 +80,26 @@ func (c Config) locate(e *Error) {
 		return
 	}
 	e.File, e.Line = c.src.name, c.src.lines.findNearest(e.Key)
+	// An error about a table ("env: … params: key \"writers\" …") may be
+	// about a value an override set inside it.
+	if inside := overridesInside(c.src.overrides, e.Key); len(inside) > 0 {
+		e.Msg += " (with --set " + strings.Join(inside, ", --set ") + ")"
+	}
+}
+
+// overridesInside returns the overrides that set a key inside the table
+// key ("env.params.writers=0" for "env"), as given.
+func overridesInside(overrides []string, key string) []string {
+	if key == "" {
+		return nil
+	}
+	var out []string
+	for _, o := range overrides {
+		if k, _, _ := strings.Cut(o, "="); strings.HasPrefix(strings.TrimSpace(k), key+".") {
+			out = append(out, strings.TrimSpace(o))
+		}
+	}
+	return out
 }
 
 // Load reads the agentfile at path, applies overrides ("dotted.key=value",
