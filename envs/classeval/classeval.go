@@ -220,10 +220,6 @@ func (p *Params) validate() error {
 		return bad("agents", p.Agents, fmt.Sprintf("at most the %d models of pool (a team has distinct models)", len(p.Pool)))
 	case !slices.Contains([]string{SplitBySeed, SplitTrain, SplitHeldOut, SplitAll}, p.Split):
 		return bad("split", p.Split, `"by_seed", "train", "heldout" or "all"`)
-	case p.RequestsPerMinute < 0:
-		return bad("requests_per_minute", p.RequestsPerMinute, "≥ 0 (0 = no limit)")
-	case p.TokensPerMinute < 0:
-		return bad("tokens_per_minute", p.TokensPerMinute, "≥ 0 (0 = no limit)")
 	case !(p.WaitS > 0):
 		return bad("wait_s", p.WaitS, "> 0")
 	case p.OutputChars < 100:
@@ -231,7 +227,18 @@ func (p *Params) validate() error {
 	case p.MaxSteps < 0:
 		return bad("max_steps", p.MaxSteps, "≥ 0")
 	}
+	if err := p.rateLimit().Validate(); err != nil {
+		if se, ok := errors.AsType[*core.SettingError](err); ok { // its key is the param's
+			return fmt.Errorf("params: key %q: %s", se.Key, se.Msg)
+		}
+		return fmt.Errorf("params: %v", err)
+	}
 	return nil
+}
+
+// rateLimit is the team's shared limit the params set.
+func (p *Params) rateLimit() ratelimit.Config {
+	return ratelimit.Config{RequestsPerMinute: p.RequestsPerMinute, TokensPerMinute: p.TokensPerMinute}
 }
 
 // Env is the ClassEval team-coding task. Use New; an Env serves one
@@ -330,7 +337,7 @@ func newEnv(p Params, be backend) (*Env, error) {
 			return nil, fmt.Errorf("env classeval: params: key \"pool[%d]\": model %q has no m_dire completions in the outputs directory", i, name)
 		}
 	}
-	e := &Env{p: p, be: be, lim: ratelimit.New(ratelimit.Config{RequestsPerMinute: p.RequestsPerMinute, TokensPerMinute: p.TokensPerMinute})}
+	e := &Env{p: p, be: be, lim: ratelimit.New(p.rateLimit())}
 	tasks := be.Tasks()
 	want := map[string]bool{}
 	for _, id := range p.Classes {
