@@ -213,19 +213,9 @@ func parseRFC(name, src string) (RFC, error) {
 	lines := canonicalLines(src)
 	// Find headings outside code.
 	var hs []srcHeading
-	inFence := false
-	var fch byte
-	var fn int
+	var code fence
 	for i, ln := range lines {
-		t := strings.TrimLeft(ln, " ")
-		if inFence {
-			if closesFence(t, fch, fn) {
-				inFence = false
-			}
-			continue
-		}
-		if ch, n, ok := markdown.FenceOpen(t); ok && len(ln)-len(t) <= 3 {
-			inFence, fch, fn = true, ch, n
+		if code.line(ln) {
 			continue
 		}
 		if lv, text, ok := atx(ln); ok {
@@ -379,18 +369,10 @@ func parseRFC(name, src string) (RFC, error) {
 // occasionally do; the check's heading_levels would count them.
 func clampLevels(src string) string {
 	lines := strings.Split(src, "\n")
-	inFence := false
-	var fch byte
-	var fn int
+	var code fence
 	prev := 0
 	for i, ln := range lines {
-		t := strings.TrimLeft(ln, " ")
-		if inFence {
-			inFence = !closesFence(t, fch, fn)
-			continue
-		}
-		if ch, n, ok := markdown.FenceOpen(t); ok {
-			inFence, fch, fn = true, ch, n
+		if code.line(ln) {
 			continue
 		}
 		lv, text, ok := atx(ln)
@@ -490,30 +472,20 @@ func canonicalLines(src string) []string {
 		break
 	}
 	var out []string
-	inFence := false
-	var fch byte
-	var fn int
+	var code fence
 	prevPara := false
 	paraLen := 0
 	for i := 0; i < len(raw); i++ {
 		ln := expandLeadingTabs(raw[i])
 		t := strings.TrimLeft(ln, " ")
 		ind := len(ln) - len(t)
-		if inFence {
+		if code.line(ln) {
 			out = append(out, ln)
-			if closesFence(t, fch, fn) {
-				inFence = false
-			}
+			prevPara, paraLen = false, 0
 			continue
 		}
 		if strings.TrimSpace(ln) == "" {
 			out = append(out, "")
-			prevPara, paraLen = false, 0
-			continue
-		}
-		if ch, n, ok := markdown.FenceOpen(t); ok {
-			inFence, fch, fn = true, ch, n
-			out = append(out, ln)
 			prevPara, paraLen = false, 0
 			continue
 		}
@@ -580,6 +552,31 @@ func anchorRef(t string) bool {
 		return false
 	}
 	return strings.HasPrefix(strings.TrimSpace(t[j+2:]), "#")
+}
+
+// fence follows fenced code blocks line by line, as CommonMark opens them
+// (``` or ~~~ with at most 3 spaces of indentation) and closes them (the
+// same character, at least as many). Every line-by-line pass of this
+// package over Markdown skips code with it.
+type fence struct {
+	in bool
+	ch byte
+	n  int
+}
+
+// line reports whether ln belongs to a fenced code block: it opens one, is
+// inside one or closes one.
+func (f *fence) line(ln string) bool {
+	t := strings.TrimLeft(ln, " ")
+	if f.in {
+		f.in = !closesFence(t, f.ch, f.n)
+		return true
+	}
+	if ch, n, ok := markdown.FenceOpen(t); ok && len(ln)-len(t) <= 3 {
+		f.in, f.ch, f.n = true, ch, n
+		return true
+	}
+	return false
 }
 
 // closesFence reports whether t closes a fence of ch with ≥ n characters.

@@ -4,8 +4,6 @@ import (
 	"sort"
 	"strings"
 	"unicode"
-
-	"github.com/troupe-dev/troupe/envs/writing/internal/markdown"
 )
 
 // This file extracts, from the real text of each RFC, how its units depend
@@ -75,19 +73,12 @@ func proseOf(src string) string {
 // each segment replaced by f's result.
 func mapProse(src string, f func(string) string) string {
 	lines := strings.Split(src, "\n")
-	inFence := false
-	var fch byte
-	var fn int
+	var code fence
 	for i, ln := range lines {
+		if code.line(ln) {
+			continue
+		}
 		t := strings.TrimLeft(ln, " ")
-		if inFence {
-			inFence = !closesFence(t, fch, fn)
-			continue
-		}
-		if ch, n, ok := markdown.FenceOpen(t); ok && len(ln)-len(t) <= 3 {
-			inFence, fch, fn = true, ch, n
-			continue
-		}
 		if _, _, ok := atx(ln); ok || len(ln)-len(t) >= 4 {
 			continue
 		}

@@ -158,17 +158,9 @@ func render(src string, st restyle.Style, slip slipKind, alt int) string {
 
 func slipHeading(src string, slip slipKind, alt int) string {
 	lines := strings.Split(src, "\n")
-	inFence := false
-	var fch byte
-	var fn int
+	var code fence
 	for i, ln := range lines {
-		t := strings.TrimLeft(ln, " ")
-		if inFence {
-			inFence = !closesFence(t, fch, fn)
-			continue
-		}
-		if ch, n, ok := markdown.FenceOpen(t); ok {
-			inFence, fch, fn = true, ch, n
+		if code.line(ln) {
 			continue
 		}
 		lv, text, ok := atx(ln)
@@ -212,23 +204,16 @@ func deviations(text string, house restyle.Style) uint16 {
 func outline(text string) []OutlineHeading {
 	var hs []OutlineHeading
 	lines := strings.Split(text, "\n")
-	inFence := false
-	var fch byte
-	var fn int
+	var code fence
 	prevPara := false
 	for i, ln := range lines {
 		t := strings.TrimLeft(ln, " ")
 		ind := len(ln) - len(t)
-		if inFence {
-			inFence = !closesFence(t, fch, fn)
-			continue
-		}
-		if strings.TrimSpace(t) == "" {
+		if code.line(ln) {
 			prevPara = false
 			continue
 		}
-		if ch, n, ok := markdown.FenceOpen(t); ok && ind <= 3 {
-			inFence, fch, fn = true, ch, n
+		if strings.TrimSpace(t) == "" {
 			prevPara = false
 			continue
 		}
