@@ -213,9 +213,9 @@ func parseRFC(name, src string) (RFC, error) {
 	lines := canonicalLines(src)
 	// Find headings outside code.
 	var hs []srcHeading
-	var code fence
+	var code markdown.Fence
 	for i, ln := range lines {
-		if code.line(ln) {
+		if code.Line(ln) {
 			continue
 		}
 		if lv, text, ok := atx(ln); ok {
@@ -369,10 +369,10 @@ func parseRFC(name, src string) (RFC, error) {
 // occasionally do; the check's heading_levels would count them.
 func clampLevels(src string) string {
 	lines := strings.Split(src, "\n")
-	var code fence
+	var code markdown.Fence
 	prev := 0
 	for i, ln := range lines {
-		if code.line(ln) {
+		if code.Line(ln) {
 			continue
 		}
 		lv, text, ok := atx(ln)
@@ -472,14 +472,14 @@ func canonicalLines(src string) []string {
 		break
 	}
 	var out []string
-	var code fence
+	var code markdown.Fence
 	prevPara := false
 	paraLen := 0
 	for i := 0; i < len(raw); i++ {
 		ln := expandLeadingTabs(raw[i])
 		t := strings.TrimLeft(ln, " ")
 		ind := len(ln) - len(t)
-		if code.line(ln) {
+		if code.Line(ln) {
 			out = append(out, ln)
 			prevPara, paraLen = false, 0
 			continue
@@ -552,40 +552,6 @@ func anchorRef(t string) bool {
 		return false
 	}
 	return strings.HasPrefix(strings.TrimSpace(t[j+2:]), "#")
-}
-
-// fence follows fenced code blocks line by line, as CommonMark opens them
-// (``` or ~~~ with at most 3 spaces of indentation) and closes them (the
-// same character, at least as many). Every line-by-line pass of this
-// package over Markdown skips code with it.
-type fence struct {
-	in bool
-	ch byte
-	n  int
-}
-
-// line reports whether ln belongs to a fenced code block: it opens one, is
-// inside one or closes one.
-func (f *fence) line(ln string) bool {
-	t := strings.TrimLeft(ln, " ")
-	if f.in {
-		f.in = !closesFence(t, f.ch, f.n)
-		return true
-	}
-	if ch, n, ok := markdown.FenceOpen(t); ok && len(ln)-len(t) <= 3 {
-		f.in, f.ch, f.n = true, ch, n
-		return true
-	}
-	return false
-}
-
-// closesFence reports whether t closes a fence of ch with ≥ n characters.
-func closesFence(t string, ch byte, n int) bool {
-	k := 0
-	for k < len(t) && t[k] == ch {
-		k++
-	}
-	return k >= n && strings.TrimSpace(t[k:]) == ""
 }
 
 // atx parses an ATX heading line with at most 3 spaces of indentation.

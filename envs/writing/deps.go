@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/troupe-dev/troupe/envs/writing/internal/markdown"
 )
 
 // This file extracts, from the real text of each RFC, how its units depend
@@ -73,9 +75,9 @@ func proseOf(src string) string {
 // each segment replaced by f's result.
 func mapProse(src string, f func(string) string) string {
 	lines := strings.Split(src, "\n")
-	var code fence
+	var code markdown.Fence
 	for i, ln := range lines {
-		if code.line(ln) {
+		if code.Line(ln) {
 			continue
 		}
 		t := strings.TrimLeft(ln, " ")

@@ -158,9 +158,9 @@ func render(src string, st restyle.Style, slip slipKind, alt int) string {
 
 func slipHeading(src string, slip slipKind, alt int) string {
 	lines := strings.Split(src, "\n")
-	var code fence
+	var code markdown.Fence
 	for i, ln := range lines {
-		if code.line(ln) {
+		if code.Line(ln) {
 			continue
 		}
 		lv, text, ok := atx(ln)
@@ -204,12 +204,12 @@ func deviations(text string, house restyle.Style) uint16 {
 func outline(text string) []OutlineHeading {
 	var hs []OutlineHeading
 	lines := strings.Split(text, "\n")
-	var code fence
+	var code markdown.Fence
 	prevPara := false
 	for i, ln := range lines {
 		t := strings.TrimLeft(ln, " ")
 		ind := len(ln) - len(t)
-		if code.line(ln) {
+		if code.Line(ln) {
 			prevPara = false
 			continue
 		}

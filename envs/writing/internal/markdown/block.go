@@ -140,6 +140,33 @@ func FenceOpen(t string) (ch byte, n int, ok bool) {
 	return ch, n, true
 }
 
+// Fence follows fenced code blocks line by line, as CommonMark opens them
+// (``` or ~~~ with at most 3 spaces of indentation) and closes them (the
+// same character, at least as many). The zero value is outside any block.
+type Fence struct {
+	in bool
+	ch byte
+	n  int
+}
+
+// Line reports whether ln belongs to a fenced code block: it opens one, is
+// inside one or closes one.
+func (f *Fence) Line(ln string) bool {
+	t := strings.TrimLeft(ln, " ")
+	if f.in {
+		f.in = !fenceClose(t, f.ch, f.n)
+		return true
+	}
+	if ch, n, ok := FenceOpen(t); ok && len(ln)-len(t) <= 3 {
+		f.in, f.ch, f.n = true, ch, n
+		return true
+	}
+	return false
+}
+
+// Open reports whether the lines so far left a block open.
+func (f *Fence) Open() bool { return f.in }
+
 // fenceClose reports whether t closes a fence of ch with at least n chars.
 func fenceClose(t string, ch byte, n int) bool {
 	k := 0
