@@ -3,6 +3,8 @@ package writing
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/troupe-dev/troupe/internal/stats"
@@ -125,5 +127,101 @@ func TestPacedThreshold(t *testing.T) {
 		if d := stats.PairedDiffCI(joint["read_once_paced"], joint["document ≥ 0.3"]); d.Mean != 0 {
 			t.Errorf("%s: read_once_paced differs from its definition by %+v", set.name, d)
 		}
+	}
+}
+
+// TestPacingRules plays rules that read the rate-limit features as the
+// decision is made (the headroom family reads none of them, and
+// read_once_paced only the document's size against the limit), against
+// read_once_paced on the same seeds of the validation RFCs
+// (VALIDATION.txt; never the held-out ones), and logs each rule's joint
+// reward and paired difference. Its question: is there a better pacing
+// rule than read_once_paced's, for the shipped baseline to be? Run with
+//
+//	TROUPE_WRITING_PACED=1 go test ./envs/writing -run TestPacingRules -v -timeout 60m
+//
+// TROUPE_WRITING_PACING_SEEDS sets the seeds (default 400).
+func TestPacingRules(t *testing.T) {
+	if os.Getenv("TROUPE_WRITING_PACED") == "" {
+		t.Skip("slow: set TROUPE_WRITING_PACED=1")
+	}
+	if _, err := os.Stat(sharedRFCs); err != nil {
+		t.Skipf("validation data not here: %v", err)
+	}
+	n := int(envNumber(t, "TROUPE_WRITING_PACING_SEEDS", 400))
+	env := newEnv(t, map[string]any{"corpus_dir": sharedRFCs, "rfcs": listedRFCs(t, "VALIDATION.txt")})
+	c, err := rewards.NewWritingConsistency(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := hrScorer{t, c}
+	type named struct {
+		name string
+		rule featurePolicy
+	}
+	tight := func(f []float64) bool { return f[featDocVsLimit] >= PacedDocVsLimit }
+	// windowFull: the tokens charged in the last minute and the longest
+	// unclaimed unit's would take more than share of the limit.
+	windowFull := func(f []float64, share float64) bool {
+		return f[featLimitTokens]+f[featLongestVsLimit]/10 > share
+	}
+	rules := []named{{"read_once_paced", ReadOncePaced}, {"read_once_ready", ReadOnceReady}, {"read_once_longest", ReadOnceLongest}}
+	for _, share := range []float64{0.5, 0.7, 0.85, 1} {
+		s := strconv.FormatFloat(share, 'g', -1, 64)
+		rules = append(rules,
+			named{"longest, ready once the window would pass " + s, func(f []float64, m []bool) int {
+				if windowFull(f, share) {
+					return ReadOnceReady(f, m)
+				}
+				return ReadOnceLongest(f, m)
+			}},
+			named{"paced, and ready once the window would pass " + s, func(f []float64, m []bool) int {
+				if tight(f) || windowFull(f, share) {
+					return ReadOnceReady(f, m)
+				}
+				return ReadOnceLongest(f, m)
+			}},
+			named{"paced, wait while peers work and the window is past " + s, func(f []float64, m []bool) int {
+				d := ReadOncePaced(f, m)
+				if (d == decDraftReady || d == decDraftLongest) && f[featLimitTokens] > share && f[featPeersBusy] > 0 {
+					return decWait
+				}
+				return d
+			}})
+	}
+	for _, share := range []float64{0.2, 0.4} {
+		s := strconv.FormatFloat(share, 'g', -1, 64)
+		rules = append(rules, named{"paced, longest-first while the window is below " + s, func(f []float64, m []bool) int {
+			if tight(f) && f[featLimitTokens] >= share {
+				return ReadOnceReady(f, m)
+			}
+			return ReadOnceLongest(f, m)
+		}})
+	}
+	rules = append(rules, named{"paced, no style read at 30 k tokens/minute", func(f []float64, m []bool) int {
+		if f[featLimitTight] >= 0.999 && tight(f) && f[featReadStyle] == 0 {
+			g := slices.Clone(f)
+			g[featReadStyle] = 1
+			return ReadOnceReady(g, m)
+		}
+		return ReadOncePaced(f, m)
+	}})
+	joint := make([][]float64, len(rules))
+	for ri, r := range rules {
+		pol := featurePolicyOf(r.rule)
+		joint[ri] = make([]float64, n)
+		for s := range n {
+			joint[ri][s] = sc.play(env, uint64(s+1), 0, pol).joint
+		}
+	}
+	shipped := baselinePolicy(t, env, BaselineReadOncePaced)
+	for s := range n { // the harness plays the shipped baseline
+		if got := sc.play(env, uint64(s+1), 0, shipped).joint; got != joint[0][s] {
+			t.Fatalf("seed %d: the shipped read_once_paced scores %v, ReadOncePaced here %v", s+1, got, joint[0][s])
+		}
+	}
+	for ri, r := range rules {
+		d := stats.PairedDiffCI(joint[ri], joint[0])
+		t.Logf("%-60s joint %.4f  − read_once_paced %+.4f [%+.4f, %+.4f]", r.name, stats.Mean(joint[ri]), d.Mean, d.CI95.Lo, d.CI95.Hi)
 	}
 }
