@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/troupe-dev/troupe/internal/stats"
@@ -126,6 +127,13 @@ func TestPacedThreshold(t *testing.T) {
 		}
 		if d := stats.PairedDiffCI(joint["read_once_paced"], joint["document ≥ 0.3"]); d.Mean != 0 {
 			t.Errorf("%s: read_once_paced differs from its definition by %+v", set.name, d)
+		}
+		// The shipped threshold is the choice: no other threshold on the
+		// document's size scores higher on either set.
+		for _, r := range rules {
+			if strings.HasPrefix(r.name, "document ≥ ") && stats.Mean(joint[r.name]) > stats.Mean(joint["read_once_paced"]) {
+				t.Errorf("%s: %s scores %.6f, above read_once_paced's threshold (%.1f): %.6f", set.name, r.name, stats.Mean(joint[r.name]), PacedDocVsLimit, stats.Mean(joint["read_once_paced"]))
+			}
 		}
 	}
 }
