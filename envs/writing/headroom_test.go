@@ -353,6 +353,27 @@ func TestHeadroom(t *testing.T) {
 		}
 	}
 	t.Logf("per-seed picks: %s", strings.Join(pk, ", "))
+
+	// read_once_paced (not a member: it reads the document's size against
+	// the team's limit) against the per-seed best of the kept rules and
+	// itself: what choosing per task could gain over the strongest rule.
+	paced := featurePolicyOf(ReadOncePaced)
+	pacedFirst, pacedSecond := make([]float64, nHeld), make([]hrScore, nHeld)
+	withPaced := make([]hrScore, nHeld)
+	for s := 0; s < nHeld; s++ {
+		seed := uint64(2*s + 1)
+		pacedFirst[s], pacedSecond[s] = sc.play(held, seed, 1, paced).joint, sc.play(held, seed, 2, paced)
+		withPaced[s] = pacedSecond[s]
+		bestFirst := pacedFirst[s]
+		for _, ri := range kept {
+			if first[ri][s] > bestFirst {
+				bestFirst, withPaced[s] = first[ri][s], second[ri][s]
+			}
+		}
+	}
+	report("held-out read_once_paced", pacedSecond)
+	d := stats.PairedDiffCI(joints(withPaced), joints(pacedSecond))
+	t.Logf("held-out per-seed best of the kept rules and read_once_paced (chosen on stream 1) − read_once_paced %+.4f [%+.4f, %+.4f]", d.Mean, d.CI95.Lo, d.CI95.Hi)
 }
 
 func rankOf(order []int, x int) int {
