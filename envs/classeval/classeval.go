@@ -228,10 +228,8 @@ func (p *Params) validate() error {
 		return bad("max_steps", p.MaxSteps, "≥ 0")
 	}
 	if err := p.rateLimit().Validate(); err != nil {
-		if se, ok := errors.AsType[*core.SettingError](err); ok { // its key is the param's
-			return fmt.Errorf("params: key %q: %s", se.Key, se.Msg)
-		}
-		return fmt.Errorf("params: %v", err)
+		se := err.(*core.SettingError) // keyed by the param's name
+		return fmt.Errorf("params: key %q: %s", se.Key, se.Msg)
 	}
 	return nil
 }

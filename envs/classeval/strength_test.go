@@ -21,13 +21,7 @@ import (
 //
 //	TROUPE_CLASSEVAL_MEASURE=1 go test ./envs/classeval -run TestMeasureStrength -v -timeout 60m
 func TestMeasureStrength(t *testing.T) {
-	if os.Getenv("TROUPE_CLASSEVAL_MEASURE") != "1" {
-		t.Skip("set TROUPE_CLASSEVAL_MEASURE=1 to measure")
-	}
-	e, err := New(map[string]any{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := measureEnv(t)
 	sources := []string{"m_dire", "c_t0"}
 	shipped := map[string]map[string]float64{"m_dire": modelStrength, "c_t0": modelClassStrength}
 	methods := 0 // every training class's, whether a model wrote them or not
@@ -72,13 +66,7 @@ func TestMeasureStrength(t *testing.T) {
 //
 //	TROUPE_CLASSEVAL_MEASURE=1 go test ./envs/classeval -run TestMeasureExamplesSignal -v -timeout 60m
 func TestMeasureExamplesSignal(t *testing.T) {
-	if os.Getenv("TROUPE_CLASSEVAL_MEASURE") != "1" {
-		t.Skip("set TROUPE_CLASSEVAL_MEASURE=1 to measure")
-	}
-	e, err := New(map[string]any{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := measureEnv(t)
 	const (
 		pass = iota
 		substantive
@@ -200,13 +188,7 @@ func eachSourceAssembly(t *testing.T, e *Env, models, sources []string, f func(m
 //
 //	TROUPE_CLASSEVAL_MEASURE=1 go test ./envs/classeval -run TestMeasureSecondOpinion -v -timeout 60m
 func TestMeasureSecondOpinion(t *testing.T) {
-	if os.Getenv("TROUPE_CLASSEVAL_MEASURE") != "1" {
-		t.Skip("set TROUPE_CLASSEVAL_MEASURE=1 to measure")
-	}
-	e, err := New(map[string]any{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := measureEnv(t)
 	type version struct {
 		hidden, examples bool
 		outcome          string // "pass", or the failure report without line numbers
@@ -314,4 +296,18 @@ func b2i(v bool) int {
 		return 1
 	}
 	return 0
+}
+
+// measureEnv skips a measurement unless TROUPE_CLASSEVAL_MEASURE=1 and
+// returns the env with its default params (no sandbox cache).
+func measureEnv(t *testing.T) *Env {
+	t.Helper()
+	if os.Getenv("TROUPE_CLASSEVAL_MEASURE") != "1" {
+		t.Skip("set TROUPE_CLASSEVAL_MEASURE=1 to measure")
+	}
+	e, err := New(map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

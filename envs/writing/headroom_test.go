@@ -139,6 +139,15 @@ type hrScorer struct {
 	consistency *rewards.WritingConsistency
 }
 
+// newScorer returns a scorer with the root agentfile's checker.
+func newScorer(t testing.TB) hrScorer {
+	c, err := rewards.NewWritingConsistency(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hrScorer{t, c}
+}
+
 func (s hrScorer) play(env *Env, seed, llm uint64, pol policy) hrScore {
 	res := runEpisodeLLM(s.t, env, seed, llm, pol)
 	ep := &core.Episode{Metrics: res.Metrics, Artifacts: res.Artifacts}
@@ -244,11 +253,7 @@ func TestHeadroom(t *testing.T) {
 	}
 	train := newEnv(t, map[string]any{"error_scale": scale})
 	held := newEnv(t, map[string]any{"error_scale": scale, "corpus_dir": sharedRFCs, "rfcs": listedRFCs(t, "HELDOUT.txt")})
-	c, err := rewards.NewWritingConsistency(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := hrScorer{t, c}
+	sc := newScorer(t)
 	rules := headroomRules()
 	rol := hrRule{style: true}
 	t.Logf("error_scale %g: %d rules, %d training seeds, %d held-out seeds", scale, len(rules), nTrain, nHeld)

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/troupe-dev/troupe/internal/stats"
-	"github.com/troupe-dev/troupe/rewards"
 )
 
 // The rate-limit features: the longest unclaimed unit's and the
@@ -81,11 +80,7 @@ func TestPacedThreshold(t *testing.T) {
 		t.Skipf("validation data not here: %v", err)
 	}
 	n := int(envNumber(t, "TROUPE_WRITING_PACED_SEEDS", 200))
-	c, err := rewards.NewWritingConsistency(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := hrScorer{t, c}
+	sc := newScorer(t)
 	type rule struct {
 		name string
 		act  func(f []float64, mask []bool) int
@@ -158,11 +153,7 @@ func TestPacingRules(t *testing.T) {
 	}
 	n := int(envNumber(t, "TROUPE_WRITING_PACING_SEEDS", 400))
 	env := newEnv(t, map[string]any{"corpus_dir": sharedRFCs, "rfcs": listedRFCs(t, "VALIDATION.txt")})
-	c, err := rewards.NewWritingConsistency(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := hrScorer{t, c}
+	sc := newScorer(t)
 	type named struct {
 		name string
 		rule featurePolicy
