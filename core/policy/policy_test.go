@@ -252,6 +252,51 @@ func TestBatchedMatchesSingle(t *testing.T) {
 	}
 }
 
+// TestPassesDoNotAllocate: once a Workspace has seen a batch size, the
+// training passes (Forward, Backward) and the rollout path (LogProbs)
+// allocate nothing, at the batch sizes troupe bench measures. (The bench's
+// own allocation column counts the whole process during one timed call,
+// so it is a report, not this check.)
+func TestPassesDoNotAllocate(t *testing.T) {
+	for _, shared := range []bool{true, false} {
+		cfg := Config{ObsSize: 20, NumDecisions: 8, NumAgents: 5, Hidden: []int{64, 64}, Shared: shared, Seed: 1}
+		p := mustNew(t, cfg)
+		rng := rand.New(rand.NewPCG(1, 1))
+		for _, m := range []int{1, 64, 1024} {
+			agents := make([]int, m)
+			obs := make([][]float64, m)
+			for r := range obs {
+				agents[r] = r % cfg.NumAgents
+				obs[r] = randObs(rng, cfg.ObsSize)
+			}
+			dz := make([]float64, m*cfg.NumDecisions)
+			for i := range dz {
+				dz[i] = float64(i%5) * 0.01
+			}
+			grad := make([]float64, p.NumParams())
+			var ws Workspace
+			var err error
+			pass := func() {
+				if _, e := p.Forward(&ws, agents, obs); e != nil && err == nil {
+					err = e
+				}
+				if e := p.Backward(&ws, dz, grad); e != nil && err == nil {
+					err = e
+				}
+			}
+			pass() // the Workspace grows to the batch
+			if n := testing.AllocsPerRun(5, pass); n != 0 || err != nil {
+				t.Errorf("shared=%v batch %d: forward+backward allocates %.0f times per call (err %v)", shared, m, n, err)
+			}
+		}
+		lp := make([]float64, cfg.NumDecisions)
+		o := randObs(rng, cfg.ObsSize)
+		if n := testing.AllocsPerRun(100, func() { _ = p.LogProbs(1, o, nil, lp) }); n != 0 {
+			t.Errorf("shared=%v: LogProbs allocates %.0f times per call", shared, n)
+		}
+	}
+}
+
 // reference forward pass written from the documented tensor layout only,
 // as a Python user would with numpy.
 func referenceLogits(t *testing.T, tensors map[string]safetensors.Tensor, cfg Config, agent int, obs []float64) []float64 {
