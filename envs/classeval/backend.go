@@ -15,6 +15,10 @@ type classTask struct {
 	Skeleton string
 	// Methods are the methods to implement, in the dataset's order.
 	Methods []classMethod
+	// Missing are the modules the class imports (in its code or its
+	// tests) that the sandbox's interpreter cannot find: its tests would
+	// fail whatever the code, so the env refuses to play it.
+	Missing []string
 }
 
 // classMethod is one method of a class.

@@ -180,11 +180,11 @@ type Params struct {
 	// of the largest class, at least 200.
 	MaxSteps int `json:"max_steps"`
 	// CacheDir, when set, keeps the outcome of every sandbox run on disk,
-	// keyed by the SHA-256 of the program run, so that later runs (an
-	// evaluation after another on the same seeds) reuse it; "" (the
-	// default) keeps them in memory for the process only. The outcomes
-	// are deterministic, so the cache changes no result, only the time
-	// taken.
+	// keyed by the SHA-256 of the program run and of the interpreter's
+	// fingerprint (suite.Interpreter), so that later runs (an evaluation
+	// after another on the same seeds) reuse it; "" (the default) keeps
+	// them in memory for the process only. The outcomes are
+	// deterministic, so the cache changes no result, only the time taken.
 	CacheDir string `json:"cache_dir"`
 }
 
@@ -356,6 +356,9 @@ func newEnv(p Params, be backend) (*Env, error) {
 	}
 	if len(want) > 0 {
 		return nil, fmt.Errorf("env classeval: params: key \"classes\": %v not in the dataset", slices.Sorted(maps.Keys(want)))
+	}
+	if err := missingModules(tasks, append(slices.Clone(e.train), e.held...)); err != nil {
+		return nil, err
 	}
 	switch {
 	case (p.Split == SplitTrain || p.Split == SplitBySeed) && len(e.train) == 0:

@@ -90,6 +90,16 @@
 // "classeval.dollars"). The evaluation's speedup is measured against the
 // single_agent baseline's real makespan.
 //
+// # Python
+//
+// The classes run with /usr/bin/python3 in the sandbox, with the libraries
+// they import (numpy, pandas, gensim…: nine of the shipped classes import
+// one). [New] asks the sandbox's interpreter where it would find every
+// module the classes to play import, in their code and their tests, and
+// refuses to start when one is missing, naming the modules, the classes
+// and the Debian packages: those classes' tests would fail whatever the
+// code, and every score would change.
+//
 // # Split
 //
 // The classes whose task number is 1 mod 4 (ClassEval_1, _5, …) are held

@@ -2,6 +2,7 @@ package classeval
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -426,5 +427,30 @@ func TestTaskMetricNamesTheClass(t *testing.T) {
 	}
 	if len(seen) < 2 {
 		t.Fatalf("12 seeds drew %d class(es); the test needs several", len(seen))
+	}
+}
+
+// A class whose imports the sandbox's interpreter lacks is refused, naming
+// the module, the class and what to install; leaving it out with
+// "classes" plays the rest.
+func TestMissingModulesRefused(t *testing.T) {
+	f := newFake()
+	f.tasks[2].Missing = []string{"numpy"}
+	f.tasks[6].Missing = []string{"numpy", "troupe_private"}
+	p := DefaultParams()
+	p.Pool = []string{"GPT-4", "ChatGPT", "Vicuna", "CodeGeeX"}
+	_, err := newEnv(p, f)
+	var missing *missingModulesError
+	if !errors.As(err, &missing) {
+		t.Fatalf("newEnv: %v, want a *missingModulesError", err)
+	}
+	for _, want := range []string{"2 of the 8 classes", "numpy (ClassEval_2, ClassEval_6)", "troupe_private (ClassEval_6)", "apt-get install python3-numpy; and provide troupe_private to /usr/bin/python3", `params key "classes"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	p.Classes = []string{"ClassEval_0", "ClassEval_1", "ClassEval_3", "ClassEval_4", "ClassEval_5", "ClassEval_7"}
+	if _, err := newEnv(p, f); err != nil {
+		t.Errorf("without the classes that need them: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,6 +37,9 @@ type suiteBackend struct {
 	// cacheDir, when set, keeps every run's outcome on disk (see
 	// Params.CacheDir).
 	cacheDir string
+	// interp is what the runner's interpreter offers the kept classes;
+	// its fingerprint is part of every cache key.
+	interp suite.Interpreter
 }
 
 // backends holds one backend per (dataset, outputs directory): loading and
@@ -108,6 +112,7 @@ func loadSuiteBackend(dataset, outputsDir string) (*suiteBackend, error) {
 	for _, x := range b.excluded {
 		skip[x.Class] = true
 	}
+	var modules []string
 	for _, c := range b.ds.Classes {
 		if skip[c.ID] {
 			continue
@@ -118,9 +123,22 @@ func loadSuiteBackend(dataset, outputsDir string) (*suiteBackend, error) {
 		}
 		b.tasks = append(b.tasks, t)
 		b.cls = append(b.cls, c)
+		modules = append(modules, c.Modules()...)
 	}
 	if len(b.tasks) == 0 {
 		return nil, fmt.Errorf("params: key \"dataset\": %s has no class to play", b.ds.Source)
+	}
+	// Which of the modules the classes import the sandbox's interpreter
+	// lacks: a class that imports one fails its tests whatever the code.
+	if b.interp, err = b.run.Probe(context.Background(), modules); err != nil {
+		return nil, err
+	}
+	for t, c := range b.cls {
+		for _, m := range c.Modules() {
+			if slices.Contains(b.interp.Missing, m) {
+				b.tasks[t].Missing = append(b.tasks[t].Missing, m)
+			}
+		}
 	}
 	b.recs = map[string][][][]recording{}
 	for _, model := range b.out.Models() {
@@ -229,14 +247,16 @@ const cacheVersion = "classeval-cache-2"
 // cached returns the outcome stored for program p in the cache directory,
 // or computes it with run and stores it. The key is the SHA-256 of the
 // program (what the sandbox runs, which holds the class, the code and the
-// tests) and of the kind of outcome; outcomes are deterministic (the
-// suite's durations come from its shipped timings), so a stored one is
-// the one a run would give.
+// tests), of the kind of outcome and of the interpreter's fingerprint
+// (its version and the libraries the classes import: another Python or
+// another numpy is another key); outcomes are deterministic (the suite's
+// durations come from its shipped timings), so a stored one is the one a
+// run would give.
 func cached[T any](b *suiteBackend, kind string, p sandbox.Program, run func() (T, error)) (T, error) {
 	if b.cacheDir == "" {
 		return run()
 	}
-	h := sha256.Sum256([]byte(cacheVersion + "\x00" + kind + "\x00" + p.TaskID + "\x00" + p.Code + "\x00" + p.Test))
+	h := sha256.Sum256([]byte(cacheVersion + "\x00" + b.interp.Fingerprint + "\x00" + kind + "\x00" + p.TaskID + "\x00" + p.Code + "\x00" + p.Test))
 	key := hex.EncodeToString(h[:])
 	path := filepath.Join(b.cacheDir, key[:2], key+".json")
 	var v T
@@ -307,3 +327,56 @@ func (b *suiteBackend) score(c *suite.Class, is []suite.Impl) (classScore, error
 }
 
 func (b *suiteBackend) Tokens(text string) int { return codetokens.Count(text) }
+
+// missingModulesError says which classes to play import modules the
+// sandbox's interpreter lacks.
+type missingModulesError struct {
+	// classes[module] are the IDs of the classes that import it.
+	classes map[string][]string
+	played  int // the number of classes to play
+}
+
+func (e *missingModulesError) Error() string {
+	var mods, pkgs, other []string
+	n := map[string]bool{}
+	for _, m := range slices.Sorted(maps.Keys(e.classes)) {
+		ids := e.classes[m]
+		for _, id := range ids {
+			n[id] = true
+		}
+		if len(ids) > 4 {
+			ids = append(ids[:4:4], "…")
+		}
+		mods = append(mods, fmt.Sprintf("%s (%s)", m, strings.Join(ids, ", ")))
+		if p, ok := suite.DebianPackages[m]; ok {
+			pkgs = append(pkgs, p)
+		} else {
+			other = append(other, m)
+		}
+	}
+	how := ""
+	if len(pkgs) > 0 {
+		how = "apt-get install " + strings.Join(pkgs, " ")
+	}
+	if len(other) > 0 {
+		how = strings.TrimPrefix(how+"; and provide "+strings.Join(other, ", ")+" to "+suite.DefaultPython, "; and ")
+	}
+	return fmt.Sprintf("env classeval: %s (in the sandbox) cannot find the Python modules that %d of the %d classes to play import: %s; their tests would fail whatever the code, and every score would change. Install them (%s), or leave those classes out (params key \"classes\")",
+		suite.DefaultPython, len(n), e.played, strings.Join(mods, ", "), how)
+}
+
+// missingModules returns a *missingModulesError if a task of play (indexes
+// into tasks) imports a module the interpreter lacks, else nil.
+func missingModules(tasks []classTask, play []int) error {
+	e := &missingModulesError{classes: map[string][]string{}, played: len(play)}
+	slices.Sort(play)
+	for _, t := range play {
+		for _, m := range tasks[t].Missing {
+			e.classes[m] = append(e.classes[m], tasks[t].ID)
+		}
+	}
+	if len(e.classes) == 0 {
+		return nil
+	}
+	return e
+}

@@ -15,6 +15,7 @@ import (
 // A C extension that subclasses the real datetime (pandas) still imports.
 func TestClockIsDeterministic(t *testing.T) {
 	r := newRunner(t)
+	needModules(t, r, "pandas")
 	code := `import datetime, time
 from datetime import datetime as DT, date, timedelta
 from time import sleep

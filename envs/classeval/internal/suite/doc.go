@@ -78,7 +78,11 @@
 // of 75; data/README.md): an env must leave them out. For a user's own
 // dataset, call CheckCanonical per class.
 //
-// The Python libraries the shipped classes import come from Debian:
+// [Class.Modules] lists the modules a class imports, and [Runner.Probe]
+// which of them the sandbox's interpreter cannot find, with a fingerprint
+// of the interpreter and of those it finds (for keys of stored outcomes).
+// The Python libraries the shipped classes import come from Debian
+// ([DebianPackages]):
 // python3-numpy python3-docx python3-nltk python3-gensim python3-pandas
 // python3-openpyxl python3-bs4 python3-pil python3-pypdf2
 // python3-reportlab. Tests that need Python skip without it unless

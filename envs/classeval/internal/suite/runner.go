@@ -18,7 +18,7 @@ import (
 // RunnerConfig configures a [Runner]. The zero value of a field selects its
 // default.
 type RunnerConfig struct {
-	// Python is the interpreter. Default /usr/bin/python3.
+	// Python is the interpreter. Default [DefaultPython].
 	Python string
 	// TestCPUSeconds bounds the CPU time of each test method (and of each
 	// docstring example run), after which it fails as timed out and the
@@ -40,9 +40,12 @@ type RunnerConfig struct {
 	Parallel int
 }
 
+// DefaultPython is the interpreter a Runner runs unless told otherwise.
+const DefaultPython = "/usr/bin/python3"
+
 func (c RunnerConfig) withDefaults() RunnerConfig {
 	if c.Python == "" {
-		c.Python = "/usr/bin/python3"
+		c.Python = DefaultPython
 	}
 	if c.TestCPUSeconds == 0 {
 		c.TestCPUSeconds = 1
