@@ -96,4 +96,8 @@ type backend interface {
 	Score(t int, recs []*recording) (classScore, error)
 	// Tokens counts the tokens of a text.
 	Tokens(text string) int
+	// CanonicalFailure says how task t's canonical solution fails the
+	// class's own tests in the sandbox ("" when it passes them all, or
+	// when the class was checked before it was shipped).
+	CanonicalFailure(t int) (string, error)
 }

@@ -144,7 +144,9 @@ const (
 // Params are the env's params (env.params in the agentfile).
 type Params struct {
 	// Dataset is a ClassEval-schema file (.json or .json.gz); empty means
-	// the shipped 75 classes.
+	// the shipped 75 classes. Its classes' canonical solutions must pass
+	// their tests in the sandbox: New checks the classes to play and
+	// refuses those whose do not.
 	Dataset string `json:"dataset"`
 	// OutputsDir is a directory of MODEL_100_MODE.json.gz files in the
 	// layout of ClassEval's outputs; empty means the shipped one.
@@ -341,12 +343,13 @@ func newEnv(p Params, be backend) (*Env, error) {
 	for _, id := range p.Classes {
 		want[id] = true
 	}
+	unknown := maps.Clone(want)
 	largest := 0
 	for i, t := range tasks {
 		if len(want) > 0 && !want[t.ID] {
 			continue
 		}
-		delete(want, t.ID)
+		delete(unknown, t.ID)
 		if heldOut(t.ID, i) {
 			e.held = append(e.held, i)
 		} else {
@@ -354,10 +357,14 @@ func newEnv(p Params, be backend) (*Env, error) {
 		}
 		largest = max(largest, len(t.Methods))
 	}
-	if len(want) > 0 {
-		return nil, fmt.Errorf("env classeval: params: key \"classes\": %v not in the dataset", slices.Sorted(maps.Keys(want)))
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("env classeval: params: key \"classes\": %v not in the dataset", slices.Sorted(maps.Keys(unknown)))
 	}
-	if err := missingModules(tasks, append(slices.Clone(e.train), e.held...)); err != nil {
+	play := slices.Sorted(slices.Values(append(slices.Clone(e.train), e.held...)))
+	if err := missingModules(tasks, play); err != nil {
+		return nil, err
+	}
+	if err := canonicalFailures(be, tasks, play); err != nil {
 		return nil, err
 	}
 	switch {

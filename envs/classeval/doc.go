@@ -100,6 +100,12 @@
 // and the Debian packages: those classes' tests would fail whatever the
 // code, and every score would change.
 //
+// A dataset of a user's own (Params.Dataset) is checked before it is
+// played: every canonical solution of the classes to play runs against its
+// class's tests, and a class whose canonical solution fails is refused
+// (the shipped classes were checked on the reference machine:
+// suite.EmbeddedExclusions).
+//
 // # Split
 //
 // The classes whose task number is 1 mod 4 (ClassEval_1, _5, …) are held

@@ -14,6 +14,8 @@ type fakeBackend struct {
 	// recs[model] lists, per method, the sources and codes.
 	recs  map[string][]recording
 	modes map[string][]string
+	// canonicalFails[t] is CanonicalFailure's answer for task t.
+	canonicalFails map[int]string
 }
 
 func newFake() *fakeBackend {
@@ -98,3 +100,5 @@ func (f *fakeBackend) Score(t int, recs []*recording) (classScore, error) {
 }
 
 func (f *fakeBackend) Tokens(text string) int { return (len(text) + 3) / 4 }
+
+func (f *fakeBackend) CanonicalFailure(t int) (string, error) { return f.canonicalFails[t], nil }

@@ -3,6 +3,7 @@ package classeval
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -452,5 +453,42 @@ func TestMissingModulesRefused(t *testing.T) {
 	p.Classes = []string{"ClassEval_0", "ClassEval_1", "ClassEval_3", "ClassEval_4", "ClassEval_5", "ClassEval_7"}
 	if _, err := newEnv(p, f); err != nil {
 		t.Errorf("without the classes that need them: %v", err)
+	}
+}
+
+// A class whose canonical solution fails its own tests is refused, naming
+// it and how it fails, with the "classes" setting that plays the others.
+func TestCanonicalFailureRefused(t *testing.T) {
+	f := newFake()
+	f.canonicalFails = map[int]string{3: "fails a: AssertionError"}
+	p := DefaultParams()
+	p.Pool = []string{"GPT-4", "ChatGPT", "Vicuna", "CodeGeeX"}
+	_, err := newEnv(p, f)
+	if err == nil {
+		t.Fatal("newEnv accepted a class whose canonical solution fails")
+	}
+	msg := err.Error()
+	for _, want := range []string{"1 of the 8 classes", "ClassEval_3 (fails a: AssertionError)", `env.params.classes=["ClassEval_0","ClassEval_1","ClassEval_2","ClassEval_4",`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not say %q", msg, want)
+		}
+	}
+	_, list, _ := strings.Cut(msg, "env.params.classes=")
+	var classes []string
+	if err := json.Unmarshal([]byte(strings.TrimSuffix(list, "'")), &classes); err != nil {
+		t.Fatalf("the suggested setting %q: %v", list, err)
+	}
+	p.Classes = classes
+	if _, err := newEnv(p, f); err != nil || slices.Contains(classes, "ClassEval_3") {
+		t.Errorf("with the suggested classes %v: %v", classes, err)
+	}
+}
+
+// "classes" plays exactly the classes it lists (it used to play every
+// class after the last one listed as well).
+func TestClassesParamPlaysExactlyThose(t *testing.T) {
+	e := fakeEnv(t, map[string]any{"classes": []any{"ClassEval_1", "ClassEval_2"}})
+	if !slices.Equal(e.train, []int{2}) || !slices.Equal(e.held, []int{1}) {
+		t.Errorf("classes [ClassEval_1 ClassEval_2]: training tasks %v, held-out %v; want [2] and [1]", e.train, e.held)
 	}
 }

@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/envtest"
 	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/envs/classeval/internal/suite"
 )
 
 // The env keeps the contract with the runtime on the shipped data, its
@@ -110,6 +113,23 @@ func readGz(t *testing.T, path string, v any) {
 	}
 }
 
+// shippedTasks returns the shipped dataset's tasks with these ids, as JSON
+// objects in the dataset's order, to write a user's dataset from.
+func shippedTasks(t *testing.T, ids ...string) []map[string]any {
+	t.Helper()
+	var all, out []map[string]any
+	readGz(t, "internal/suite/data/ClassEval_data.json.gz", &all)
+	for _, c := range all {
+		if id, _ := c["task_id"].(string); slices.Contains(ids, id) {
+			out = append(out, c)
+		}
+	}
+	if len(out) != len(ids) {
+		t.Fatalf("%d of the tasks %v in the shipped data", len(out), ids)
+	}
+	return out
+}
+
 // A class whose code hangs (a busy loop) or kills the test process is
 // scored, with what failed marked failed, and never fails the episode; the
 // dataset and outputs_dir params load a user's own classes and
@@ -118,17 +138,7 @@ func TestHangAndCrashAreScored(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Python")
 	}
-	var all []map[string]any
-	readGz(t, "internal/suite/data/ClassEval_data.json.gz", &all)
-	var ds []map[string]any
-	for _, c := range all {
-		if c["task_id"] == "ClassEval_6" {
-			ds = append(ds, c)
-		}
-	}
-	if len(ds) != 1 {
-		t.Fatal("ClassEval_6 (AvgPartition: setNum, get) not in the shipped data")
-	}
+	ds := shippedTasks(t, "ClassEval_6") // AvgPartition: setNum, get
 	dir := t.TempDir()
 	writeGz(t, filepath.Join(dir, "data.json.gz"), ds)
 	out := filepath.Join(dir, "outputs")
@@ -153,5 +163,55 @@ func TestHangAndCrashAreScored(t *testing.T) {
 			t.Errorf("%s: makespan %v", name, r.Metrics[core.MetricMakespan])
 		}
 		t.Logf("%s: %s", name, r.Artifacts["results.json"])
+	}
+}
+
+// A user's dataset is checked before it is played: a class whose canonical
+// solution fails its own tests is refused, naming the method; the shipped
+// classes with a user's outputs directory keep the shipped exclusions.
+func TestUserDatasetCanonicalChecked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Python")
+	}
+	ds := shippedTasks(t, "ClassEval_2", "ClassEval_6")
+	// ClassEval_6's get returns the wrong part.
+	for _, m := range ds[1]["methods_info"].([]any) {
+		m := m.(map[string]any)
+		if m["method_name"] == "get" {
+			m["solution_code"] = "def get(self, index):\n    return self.lst[:1]"
+		}
+	}
+	dir := t.TempDir()
+	writeGz(t, filepath.Join(dir, "data.json.gz"), ds)
+	out := filepath.Join(dir, "outputs")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeGz(t, filepath.Join(out, "GPT-4_100_m_dire.json.gz"), []map[string]any{
+		{"task_id": "ClassEval_2", "predict": []string{""}, "raw_output": []string{"x"}},
+		{"task_id": "ClassEval_6", "predict": []string{""}, "raw_output": []string{"x", "y"}},
+	})
+	params := map[string]any{"dataset": filepath.Join(dir, "data.json.gz"), "outputs_dir": out, "split": "all", "agents": 1, "pool": []any{"GPT-4"}}
+	_, err := New(params)
+	if err == nil || !strings.Contains(err.Error(), "1 of the 2 classes") || !strings.Contains(err.Error(), "ClassEval_6 (fails get: ") || !strings.Contains(err.Error(), `env.params.classes=["ClassEval_2"]`) {
+		t.Fatalf("New with a failing canonical solution: %v", err)
+	}
+	params["classes"] = []any{"ClassEval_2"}
+	if _, err := New(params); err != nil {
+		t.Fatalf("New without it: %v", err)
+	}
+
+	e, err := New(map[string]any{"outputs_dir": "internal/suite/data/outputs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := suite.EmbeddedExclusions()
+	if err != nil || len(ex) == 0 {
+		t.Fatalf("exclusions %v, %v", ex, err)
+	}
+	for _, x := range ex {
+		if slices.Contains(e.Spec().TaskNames, x.Class) {
+			t.Errorf("the shipped classes with outputs_dir: %s, excluded (%s), is played", x.Class, x.Reason)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -40,6 +41,9 @@ type suiteBackend struct {
 	// interp is what the runner's interpreter offers the kept classes;
 	// its fingerprint is part of every cache key.
 	interp suite.Interpreter
+	// userClasses marks a dataset other than the shipped one: its
+	// canonical solutions were never checked (see CanonicalFailure).
+	userClasses bool
 }
 
 // backends holds one backend per (dataset, outputs directory): loading and
@@ -92,9 +96,15 @@ func loadSuiteBackend(dataset, outputsDir string) (*suiteBackend, error) {
 		return nil, errors.New(`params: key "outputs_dir": needed with "dataset" (the completions of the dataset's classes, in ClassEval's outputs layout)`)
 	default:
 		if dataset == "" {
-			b.ds, err = suite.Embedded()
+			// The shipped classes with a user's completions: the shipped
+			// classes' exclusions hold.
+			if b.ds, err = suite.Embedded(); err == nil {
+				b.excluded, err = suite.EmbeddedExclusions()
+			}
 		} else if b.ds, err = suite.LoadDataset(dataset); err != nil {
 			err = fmt.Errorf("params: key \"dataset\": %w", err)
+		} else {
+			b.userClasses = true
 		}
 		if err == nil {
 			if b.out, err = suite.LoadOutputs(outputsDir, b.ds); err != nil {
@@ -328,6 +338,33 @@ func (b *suiteBackend) score(c *suite.Class, is []suite.Impl) (classScore, error
 
 func (b *suiteBackend) Tokens(text string) int { return codetokens.Count(text) }
 
+// CanonicalFailure runs the suite of a user's class t on its canonical
+// solution (once; stored in the cache directory like every outcome) and
+// says which TestCases fail, or "" when all pass. The shipped classes were
+// checked on the reference machine (suite.EmbeddedExclusions left out the
+// 4 that fail), so for them it runs nothing and returns "".
+func (b *suiteBackend) CanonicalFailure(t int) (string, error) {
+	if !b.userClasses {
+		return "", nil
+	}
+	c := b.cls[t]
+	is := c.CanonicalImpls()
+	s, err := cached(b, "tests", b.run.TestsProgram(c, is), func() (classScore, error) { return b.score(c, is) })
+	if err != nil || s.ClassPass {
+		return "", err
+	}
+	var bad []string
+	for j, ok := range s.MethodPass {
+		if !ok {
+			bad = append(bad, c.Methods[j].Name+": "+s.Detail[j])
+		}
+	}
+	if len(bad) == 0 {
+		bad = append(bad, "a class-level TestCase")
+	}
+	return "fails " + strings.Join(bad, "; "), nil
+}
+
 // missingModulesError says which classes to play import modules the
 // sandbox's interpreter lacks.
 type missingModulesError struct {
@@ -365,11 +402,10 @@ func (e *missingModulesError) Error() string {
 		suite.DefaultPython, len(n), e.played, strings.Join(mods, ", "), how)
 }
 
-// missingModules returns a *missingModulesError if a task of play (indexes
-// into tasks) imports a module the interpreter lacks, else nil.
+// missingModules returns a *missingModulesError if a task of play (sorted
+// indexes into tasks) imports a module the interpreter lacks, else nil.
 func missingModules(tasks []classTask, play []int) error {
 	e := &missingModulesError{classes: map[string][]string{}, played: len(play)}
-	slices.Sort(play)
 	for _, t := range play {
 		for _, m := range tasks[t].Missing {
 			e.classes[m] = append(e.classes[m], tasks[t].ID)
@@ -379,4 +415,39 @@ func missingModules(tasks []classTask, play []int) error {
 		return nil
 	}
 	return e
+}
+
+// canonicalFailures checks, in parallel, that the canonical solution of
+// every task of play passes its class's tests (be.CanonicalFailure), and
+// returns an error naming the classes whose do not, with how, and the
+// "classes" setting that plays the others; nil when all pass.
+func canonicalFailures(be backend, tasks []classTask, play []int) error {
+	why := make([]string, len(play))
+	errs := make([]error, len(play))
+	var wg sync.WaitGroup
+	for k, t := range play {
+		wg.Go(func() { why[k], errs[k] = be.CanonicalFailure(t) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("env classeval: checking the canonical solutions: %w", err)
+	}
+	var bad, good []string
+	for k, t := range play {
+		if why[k] == "" {
+			good = append(good, strconv.Quote(tasks[t].ID))
+			continue
+		}
+		w := why[k]
+		if len(w) > 300 {
+			w = w[:300] + "…"
+		}
+		bad = append(bad, tasks[t].ID+" ("+w+")")
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.Sort(bad)
+	return fmt.Errorf("env classeval: the canonical solutions of %d of the %d classes to play fail their own tests in the sandbox, so no code could pass them: %s; fix the dataset, or play the others: --set 'env.params.classes=[%s]'",
+		len(bad), len(play), strings.Join(bad, "; "), strings.Join(good, ","))
 }
