@@ -1,10 +1,15 @@
 package suite
 
-import "testing"
+import (
+	"os"
+	"strings"
+	"testing"
+)
 
 // TestExtractionReport prints the extraction report of the shipped
-// outputs (go test -run TestExtractionReport -v) and checks it accounts
-// for every completion.
+// outputs (go test -run TestExtractionReport -v), checks it accounts for
+// every completion and that data/README.md shows it (with
+// TROUPE_CLASSEVAL_WRITE=1 it rewrites the README's table instead).
 func TestExtractionReport(t *testing.T) {
 	ds, err := Embedded()
 	if err != nil {
@@ -34,4 +39,29 @@ func TestExtractionReport(t *testing.T) {
 	if fails != len(r.Failures) {
 		t.Errorf("%d failures listed, rows count %d", len(r.Failures), fails)
 	}
+	const readme = "data/README.md"
+	doc, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const open = "```text\nmodel "
+	head, rest, ok := strings.Cut(string(doc), open)
+	if !ok {
+		t.Fatalf("%s has no extraction table (a block starting %q)", readme, open)
+	}
+	table, tail, ok := strings.Cut("model "+rest, "```")
+	if !ok {
+		t.Fatalf("%s: the extraction table's block does not end", readme)
+	}
+	if table == r.String() {
+		return
+	}
+	if os.Getenv("TROUPE_CLASSEVAL_WRITE") != "" {
+		if err := os.WriteFile(readme, []byte(head+"```text\n"+r.String()+"```"+tail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote the extraction table of %s", readme)
+		return
+	}
+	t.Errorf("%s's extraction table is not the extraction's (TROUPE_CLASSEVAL_WRITE=1 rewrites it):\n%s\nwant\n%s", readme, table, r)
 }
