@@ -46,6 +46,9 @@ type recording struct {
 	CompletionTokens int
 	// impl is what the backend assembles the class from.
 	impl suite.Impl
+	// status is what the extraction found in the reply (whole code, cut
+	// off, a restated stub, nothing): what its writer sees on reading it.
+	status suite.ExtractStatus
 }
 
 // exampleRun is the outcome of running one method's visible examples.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/troupe-dev/troupe/envs/classeval/internal/suite"
 )
 
 // TestMeasureStrength measures the model table's strengths: per model, the
@@ -310,4 +312,115 @@ func measureEnv(t *testing.T) *Env {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// TestMeasureVisibleFailures measures what a coder could learn from reading
+// its own reply, which neither the agents' features nor the rules use: a
+// reply cut off mid-code (it does not compile, so the whole class fails),
+// one that only restates the skeleton's stub, or one with no code of the
+// method are visible on sight, without running anything. Per model, on the
+// training classes: the class assembled from the model's m_dire
+// completions; the same with every visibly unusable method rewritten by
+// the model's next usable version (m_iter, c_t0, c_5#0…, in repair's
+// order); and the same with those methods handed to GPT-4 (its m_dire
+// version, when usable). It logs, per model, the methods whose TestCase
+// passes each way and the rewrites it took:
+//
+//	TROUPE_CLASSEVAL_MEASURE=1 go test ./envs/classeval -run TestMeasureVisibleFailures -v -timeout 60m
+func TestMeasureVisibleFailures(t *testing.T) {
+	e := measureEnv(t)
+	usable := func(r *recording) bool { return r != nil && r.status == suite.Extracted }
+	type tally struct{ methods, unusable, base, own, ownRewrites, gpt4, gpt4Rewrites, classes, changed int }
+	by := map[string]*tally{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	score := func(ti int, recs []*recording) int {
+		s, err := e.be.Score(ti, recs)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		return count(s.MethodPass)
+	}
+	for _, model := range DefaultPool {
+		tl := &tally{}
+		by[model] = tl
+		for _, ti := range e.train {
+			n := len(e.be.Tasks()[ti].Methods)
+			base := make([]*recording, n)
+			own, gpt4 := make([]*recording, n), make([]*recording, n)
+			bad, ownN, gptN := 0, 0, 0
+			for j := range n {
+				recs := e.be.Recordings(model, ti, j)
+				for k := range recs {
+					if recs[k].Source == "m_dire" {
+						base[j] = &recs[k]
+					}
+				}
+				own[j], gpt4[j] = base[j], base[j]
+				if usable(base[j]) {
+					continue
+				}
+				bad++
+				for k := range recs {
+					if recs[k].Source != "m_dire" && usable(&recs[k]) {
+						own[j] = &recs[k]
+						ownN++
+						break
+					}
+				}
+				for _, r := range e.be.Recordings("GPT-4", ti, j) {
+					if r.Source == "m_dire" && usable(&r) {
+						gpt4[j] = &r
+						gptN++
+					}
+				}
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				b := score(ti, base)
+				o, g := b, b
+				if ownN > 0 {
+					o = score(ti, own)
+				}
+				if gptN > 0 {
+					g = score(ti, gpt4)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				tl.methods += n
+				tl.unusable += bad
+				tl.base, tl.own, tl.gpt4 = tl.base+b, tl.own+o, tl.gpt4+g
+				tl.ownRewrites += ownN
+				tl.gpt4Rewrites += gptN
+				tl.classes++
+				if bad > 0 {
+					tl.changed++
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-22s %8s %9s %8s %8s %10s %9s %10s %9s\n", "model (m_dire)", "methods", "unusable", "classes", "passing", "own fix", "rewrites", "GPT-4 fix", "rewrites")
+	for _, model := range DefaultPool {
+		tl := by[model]
+		m := float64(tl.methods)
+		fmt.Fprintf(&b, "%-22s %8d %8.1f%% %3d of %2d %8.3f %+10.3f %9d %+10.3f %9d\n", model, tl.methods, 100*float64(tl.unusable)/m,
+			tl.changed, tl.classes, float64(tl.base)/m, float64(tl.own-tl.base)/m, tl.ownRewrites, float64(tl.gpt4-tl.base)/m, tl.gpt4Rewrites)
+	}
+	t.Logf("visibly unusable m_dire replies and what rewriting them gains, %d training classes (pass rates over every method):\n%s", len(e.train), b.String())
+}
+
+// count returns the number of true values of xs.
+func count(xs []bool) int {
+	n := 0
+	for _, x := range xs {
+		n += b2i(x)
+	}
+	return n
 }

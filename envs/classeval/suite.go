@@ -178,7 +178,7 @@ func toRecording(c suite.Completion) recording {
 	if len(c.Helpers) > 0 {
 		code += "\n" + strings.Join(c.Helpers, "\n")
 	}
-	return recording{Source: src, Code: code, OK: c.Status != suite.NotExtracted, CompletionTokens: c.ReplyTokens, impl: c.Impl()}
+	return recording{Source: src, Code: code, OK: c.Status != suite.NotExtracted, CompletionTokens: c.ReplyTokens, impl: c.Impl(), status: c.Status}
 }
 
 var runner struct {
