@@ -1,5 +1,6 @@
 // Package testenv tells tests whether the external tools some of them need
-// are installed: clang with the wasm32-wasi target for the C plugins, and
+// are installed: clang with the wasm32-wasi target for the C plugins (it
+// must build one, not merely be on PATH), and
 // /usr/bin/python3 for the coding task. Without a tool those tests skip
 // with a message naming what to install, so `go test ./...` passes on a
 // machine with only Go; with [RequireEnv] set (as .ci/run does) a missing
@@ -10,11 +11,14 @@
 package testenv
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -39,10 +43,44 @@ const Python = "/usr/bin/python3"
 // Required reports whether missing tools must fail the tests.
 func Required() bool { return os.Getenv(RequireEnv) != "" }
 
-// Clang returns nil when clang is on PATH, else what to install.
+// clangInstall says what the C plugins' toolchain needs.
+const clangInstall = "apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32; .ci/run does"
+
+// Clang returns nil when clang is on PATH and builds a wasm32-wasi reactor
+// module with libc (the C plugins' target: besides clang it needs lld,
+// wasi-libc and clang's wasm32 runtime), else what to install. It tries
+// once per process.
 func Clang() error {
-	if _, err := exec.LookPath("clang"); err != nil {
-		return fmt.Errorf("clang not found (apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32; .ci/run does)")
+	clang.once.Do(func() { clang.err = clangBuilds("clang") })
+	return clang.err
+}
+
+var clang struct {
+	once sync.Once
+	err  error
+}
+
+// clangBuilds compiles and links a one-function C reactor for wasm32-wasi
+// that calls into libc, with the compiler named name.
+func clangBuilds(name string) error {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return fmt.Errorf("%s not found (%s)", name, clangInstall)
+	}
+	dir, err := os.MkdirTemp("", "troupe-clang-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	src := filepath.Join(dir, "probe.c")
+	code := "#include <string.h>\n__attribute__((export_name(\"probe\"))) int probe(const char *s) { return (int)strlen(s); }\n"
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		return err
+	}
+	out, err := exec.Command(path, "--target=wasm32-wasi", "-mexec-model=reactor", "-O2", "-o", filepath.Join(dir, "probe.wasm"), src).CombinedOutput()
+	if err != nil {
+		msg, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+		return fmt.Errorf("%s cannot build a wasm32-wasi module (%s): %s", path, clangInstall, cmp.Or(msg, err.Error()))
 	}
 	return nil
 }
