@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/troupe-dev/troupe/core/rollout"
 	"github.com/troupe-dev/troupe/envs/classeval/internal/suite"
 )
 
@@ -414,6 +415,39 @@ func TestMeasureVisibleFailures(t *testing.T) {
 			tl.changed, tl.classes, float64(tl.base)/m, float64(tl.own-tl.base)/m, tl.ownRewrites, float64(tl.gpt4-tl.base)/m, tl.gpt4Rewrites)
 	}
 	t.Logf("visibly unusable m_dire replies and what rewriting them gains, %d training classes (pass rates over every method):\n%s", len(e.train), b.String())
+
+	// The same in the best rule's own episodes: strong_by_team on the
+	// trainer's first 256 training task seeds, by the team's strongest
+	// model: the methods whose final code is visibly unusable (or was
+	// never written).
+	type lead struct{ episodes, withBad, methods, bad int }
+	leads := map[string]*lead{}
+	for k := range 256 {
+		seed := rollout.TrainTaskSeed(1, k/8, k%8)
+		play(t, e, seed, BaselineStrongByTeam)
+		name := e.agents[e.strongest()].model.Name
+		if leads[name] == nil {
+			leads[name] = &lead{}
+		}
+		l, n := leads[name], 0
+		for _, m := range e.methods {
+			if !usable(m.rec) {
+				n++
+			}
+		}
+		l.episodes++
+		l.methods += len(e.methods)
+		l.bad += n
+		l.withBad += b2i(n > 0)
+	}
+	b.Reset()
+	fmt.Fprintf(&b, "%-22s %8s %14s %9s\n", "team's strongest", "episodes", "with one", "methods")
+	for _, name := range DefaultPool {
+		if l := leads[name]; l != nil {
+			fmt.Fprintf(&b, "%-22s %8d %8d (%2.0f%%) %8.1f%%\n", name, l.episodes, l.withBad, 100*float64(l.withBad)/float64(l.episodes), 100*float64(l.bad)/float64(l.methods))
+		}
+	}
+	t.Logf("strong_by_team on 256 training seeds: episodes ending with a visibly unusable method, and the share of methods:\n%s", b.String())
 }
 
 // count returns the number of true values of xs.
