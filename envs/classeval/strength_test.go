@@ -2,6 +2,7 @@ package classeval
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/rollout"
 	"github.com/troupe-dev/troupe/envs/classeval/internal/suite"
 )
@@ -420,34 +422,67 @@ func TestMeasureVisibleFailures(t *testing.T) {
 	// trainer's first 256 training task seeds, by the team's strongest
 	// model: the methods whose final code is visibly unusable (or was
 	// never written).
-	type lead struct{ episodes, withBad, methods, bad int }
+	// Each such method rewritten by the team's strongest model (its first
+	// usable version other than the one there), the class scored again:
+	// what a rule that rewrote visibly broken code before submitting
+	// would pass, before the rewrites' time and dollars.
+	type lead struct{ episodes, withBad, methods, bad, passed, fixed, rewrites int }
 	leads := map[string]*lead{}
 	for k := range 256 {
 		seed := rollout.TrainTaskSeed(1, k/8, k%8)
-		play(t, e, seed, BaselineStrongByTeam)
-		name := e.agents[e.strongest()].model.Name
-		if leads[name] == nil {
-			leads[name] = &lead{}
+		r := play(t, e, seed, BaselineStrongByTeam)
+		best := e.agents[e.strongest()].model.Name
+		if leads[best] == nil {
+			leads[best] = &lead{}
 		}
-		l, n := leads[name], 0
-		for _, m := range e.methods {
-			if !usable(m.rec) {
-				n++
+		l, n := leads[best], 0
+		recs := e.recs()
+		fixed := slices.Clone(recs)
+		for j, m := range e.methods {
+			if usable(m.rec) {
+				continue
+			}
+			n++
+			versions := e.be.Recordings(best, e.task, j)
+			for v := range versions {
+				if usable(&versions[v]) && (m.rec == nil || versions[v].Source != m.rec.Source || m.writer != e.strongest()) {
+					fixed[j] = &versions[v]
+					l.rewrites++
+					break
+				}
 			}
 		}
+		passed := int(math.Round(r.Metrics[core.MetricPassRate] * float64(len(e.methods))))
 		l.episodes++
 		l.methods += len(e.methods)
 		l.bad += n
 		l.withBad += b2i(n > 0)
-	}
-	b.Reset()
-	fmt.Fprintf(&b, "%-22s %8s %14s %9s\n", "team's strongest", "episodes", "with one", "methods")
-	for _, name := range DefaultPool {
-		if l := leads[name]; l != nil {
-			fmt.Fprintf(&b, "%-22s %8d %8d (%2.0f%%) %8.1f%%\n", name, l.episodes, l.withBad, 100*float64(l.withBad)/float64(l.episodes), 100*float64(l.bad)/float64(l.methods))
+		l.passed += passed
+		l.fixed += passed
+		if n > 0 {
+			s, err := e.be.Score(e.task, fixed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.fixed += count(s.MethodPass) - passed
 		}
 	}
-	t.Logf("strong_by_team on 256 training seeds: episodes ending with a visibly unusable method, and the share of methods:\n%s", b.String())
+	b.Reset()
+	fmt.Fprintf(&b, "%-22s %8s %14s %9s %8s %10s %9s\n", "team's strongest", "episodes", "with one", "methods", "passing", "rewritten", "rewrites")
+	var all lead
+	for _, name := range DefaultPool {
+		l := leads[name]
+		if l == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "%-22s %8d %8d (%2.0f%%) %8.1f%% %8.3f %+10.3f %9d\n", name, l.episodes, l.withBad, 100*float64(l.withBad)/float64(l.episodes),
+			100*float64(l.bad)/float64(l.methods), float64(l.passed)/float64(l.methods), float64(l.fixed-l.passed)/float64(l.methods), l.rewrites)
+		all.episodes, all.withBad, all.methods, all.bad = all.episodes+l.episodes, all.withBad+l.withBad, all.methods+l.methods, all.bad+l.bad
+		all.passed, all.fixed, all.rewrites = all.passed+l.passed, all.fixed+l.fixed, all.rewrites+l.rewrites
+	}
+	fmt.Fprintf(&b, "%-22s %8d %8d (%2.0f%%) %8.1f%% %8.3f %+10.3f %9d\n", "all", all.episodes, all.withBad, 100*float64(all.withBad)/float64(all.episodes),
+		100*float64(all.bad)/float64(all.methods), float64(all.passed)/float64(all.methods), float64(all.fixed-all.passed)/float64(all.methods), all.rewrites)
+	t.Logf("strong_by_team on 256 training seeds: episodes ending with a visibly unusable method, the share of methods, the pass rate, and its change with those methods rewritten by the team's strongest model:\n%s", b.String())
 }
 
 // count returns the number of true values of xs.
