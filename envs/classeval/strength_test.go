@@ -327,7 +327,10 @@ func measureEnv(t *testing.T) *Env {
 // the model's next usable version (m_iter, c_t0, c_5#0…, in repair's
 // order); and the same with those methods handed to GPT-4 (its m_dire
 // version, when usable). It logs, per model, the methods whose TestCase
-// passes each way and the rewrites it took:
+// passes each way and the rewrites it took. Then it plays strong_by_team
+// on the trainer's first 256 training task seeds and logs, by the team's
+// strongest model, how many methods it submits visibly broken, and the
+// pass rate with those rewritten by that model (1–2 min on 2 cores):
 //
 //	TROUPE_CLASSEVAL_MEASURE=1 go test ./envs/classeval -run TestMeasureVisibleFailures -v -timeout 60m
 func TestMeasureVisibleFailures(t *testing.T) {
