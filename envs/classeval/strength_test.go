@@ -335,7 +335,17 @@ func measureEnv(t *testing.T) *Env {
 //	TROUPE_CLASSEVAL_MEASURE=1 go test ./envs/classeval -run TestMeasureVisibleFailures -v -timeout 60m
 func TestMeasureVisibleFailures(t *testing.T) {
 	e := measureEnv(t)
-	usable := func(r *recording) bool { return r != nil && r.status == suite.Extracted }
+	t.Logf("visibly unusable m_dire replies and what rewriting them gains, %d training classes (pass rates over every method):\n%s", len(e.train), visibleFailuresByModel(t, e))
+	t.Logf("strong_by_team on 256 training seeds: episodes ending with a visibly unusable method, the share of methods, the pass rate, and its change with those methods rewritten by the team's strongest model:\n%s", visibleFailuresOfRule(t, e))
+}
+
+// usable reports whether r is code a reader would take for a whole method
+// (not cut off, not a restated stub, not missing).
+func usable(r *recording) bool { return r != nil && r.status == suite.Extracted }
+
+// visibleFailuresByModel is TestMeasureVisibleFailures' table per model
+// alone.
+func visibleFailuresByModel(t *testing.T, e *Env) string {
 	type tally struct{ methods, unusable, base, own, ownRewrites, gpt4, gpt4Rewrites, classes, changed int }
 	by := map[string]*tally{}
 	var mu sync.Mutex
@@ -419,8 +429,12 @@ func TestMeasureVisibleFailures(t *testing.T) {
 		fmt.Fprintf(&b, "%-22s %8d %8.1f%% %3d of %2d %8.3f %+10.3f %9d %+10.3f %9d\n", model, tl.methods, 100*float64(tl.unusable)/m,
 			tl.changed, tl.classes, float64(tl.base)/m, float64(tl.own-tl.base)/m, tl.ownRewrites, float64(tl.gpt4-tl.base)/m, tl.gpt4Rewrites)
 	}
-	t.Logf("visibly unusable m_dire replies and what rewriting them gains, %d training classes (pass rates over every method):\n%s", len(e.train), b.String())
+	return b.String()
+}
 
+// visibleFailuresOfRule is TestMeasureVisibleFailures' table of
+// strong_by_team's episodes.
+func visibleFailuresOfRule(t *testing.T, e *Env) string {
 	// The same in the best rule's own episodes: strong_by_team on the
 	// trainer's first 256 training task seeds, by the team's strongest
 	// model: the methods whose final code is visibly unusable (or was
@@ -470,7 +484,7 @@ func TestMeasureVisibleFailures(t *testing.T) {
 			l.fixed += count(s.MethodPass) - passed
 		}
 	}
-	b.Reset()
+	var b strings.Builder
 	fmt.Fprintf(&b, "%-22s %8s %14s %9s %8s %10s %9s\n", "team's strongest", "episodes", "with one", "methods", "passing", "rewritten", "rewrites")
 	var all lead
 	for _, name := range DefaultPool {
@@ -485,7 +499,7 @@ func TestMeasureVisibleFailures(t *testing.T) {
 	}
 	fmt.Fprintf(&b, "%-22s %8d %8d (%2.0f%%) %8.1f%% %8.3f %+10.3f %9d\n", "all", all.episodes, all.withBad, 100*float64(all.withBad)/float64(all.episodes),
 		100*float64(all.bad)/float64(all.methods), float64(all.passed)/float64(all.methods), float64(all.fixed-all.passed)/float64(all.methods), all.rewrites)
-	t.Logf("strong_by_team on 256 training seeds: episodes ending with a visibly unusable method, the share of methods, the pass rate, and its change with those methods rewritten by the team's strongest model:\n%s", b.String())
+	return b.String()
 }
 
 // count returns the number of true values of xs.
