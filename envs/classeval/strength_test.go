@@ -38,11 +38,7 @@ func TestMeasureStrength(t *testing.T) {
 	eachSourceAssembly(t, e, DefaultPool, sources, func(model, source string, _ int, _ []*recording, s classScore) {
 		mu.Lock()
 		defer mu.Unlock()
-		for _, p := range s.MethodPass {
-			if p {
-				passed[[2]string{source, model}]++
-			}
-		}
+		passed[[2]string{source, model}] += count(s.MethodPass)
 	})
 	var b strings.Builder
 	for _, source := range sources {

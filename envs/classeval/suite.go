@@ -123,6 +123,7 @@ func loadSuiteBackend(dataset, outputsDir string) (*suiteBackend, error) {
 		skip[x.Class] = true
 	}
 	var modules []string
+	var imports [][]string // per kept class, its modules
 	for _, c := range b.ds.Classes {
 		if skip[c.ID] {
 			continue
@@ -133,7 +134,8 @@ func loadSuiteBackend(dataset, outputsDir string) (*suiteBackend, error) {
 		}
 		b.tasks = append(b.tasks, t)
 		b.cls = append(b.cls, c)
-		modules = append(modules, c.Modules()...)
+		imports = append(imports, c.Modules())
+		modules = append(modules, imports[len(imports)-1]...)
 	}
 	if len(b.tasks) == 0 {
 		return nil, fmt.Errorf("params: key \"dataset\": %s has no class to play", b.ds.Source)
@@ -143,8 +145,8 @@ func loadSuiteBackend(dataset, outputsDir string) (*suiteBackend, error) {
 	if b.interp, err = b.run.Probe(context.Background(), modules); err != nil {
 		return nil, err
 	}
-	for t, c := range b.cls {
-		for _, m := range c.Modules() {
+	for t, mods := range imports {
+		for _, m := range mods {
 			if slices.Contains(b.interp.Missing, m) {
 				b.tasks[t].Missing = append(b.tasks[t].Missing, m)
 			}
@@ -308,8 +310,12 @@ func (b *suiteBackend) RunExamples(t, m int, recs []*recording) (exampleRun, err
 }
 
 func (b *suiteBackend) Score(t int, recs []*recording) (classScore, error) {
-	c := b.cls[t]
-	is := impls(recs)
+	return b.scoreImpls(b.cls[t], impls(recs))
+}
+
+// scoreImpls runs c's suite on the class assembled from is, through the
+// cache.
+func (b *suiteBackend) scoreImpls(c *suite.Class, is []suite.Impl) (classScore, error) {
 	return cached(b, "tests", b.run.TestsProgram(c, is), func() (classScore, error) { return b.score(c, is) })
 }
 
@@ -348,8 +354,7 @@ func (b *suiteBackend) CanonicalFailure(t int) (string, error) {
 		return "", nil
 	}
 	c := b.cls[t]
-	is := c.CanonicalImpls()
-	s, err := cached(b, "tests", b.run.TestsProgram(c, is), func() (classScore, error) { return b.score(c, is) })
+	s, err := b.scoreImpls(c, c.CanonicalImpls())
 	if err != nil || s.ClassPass {
 		return "", err
 	}
@@ -391,15 +396,15 @@ func (e *missingModulesError) Error() string {
 			other = append(other, m)
 		}
 	}
-	how := ""
+	var how []string
 	if len(pkgs) > 0 {
-		how = "apt-get install " + strings.Join(pkgs, " ")
+		how = append(how, "apt-get install "+strings.Join(pkgs, " "))
 	}
 	if len(other) > 0 {
-		how = strings.TrimPrefix(how+"; and provide "+strings.Join(other, ", ")+" to "+suite.DefaultPython, "; and ")
+		how = append(how, "provide "+strings.Join(other, ", ")+" to "+suite.DefaultPython)
 	}
 	return fmt.Sprintf("env classeval: %s (in the sandbox) cannot find the Python modules that %d of the %d classes to play import: %s; their tests would fail whatever the code, and every score would change. Install them (%s), or leave those classes out (params key \"classes\")",
-		suite.DefaultPython, len(n), e.played, strings.Join(mods, ", "), how)
+		suite.DefaultPython, len(n), e.played, strings.Join(mods, ", "), strings.Join(how, "; and "))
 }
 
 // missingModules returns a *missingModulesError if a task of play (sorted

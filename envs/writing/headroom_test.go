@@ -241,16 +241,11 @@ func summarize(xs []hrScore) string {
 // TROUPE_WRITING_ERROR_SCALE sets env.params.error_scale (default 1);
 // TROUPE_WRITING_HEADROOM_TRAIN and _HELDOUT the seeds (default 40, 200).
 func TestHeadroom(t *testing.T) {
-	if os.Getenv("TROUPE_WRITING_HEADROOM") == "" {
-		t.Skip("slow: set TROUPE_WRITING_HEADROOM=1")
-	}
+	needSlowRun(t, "TROUPE_WRITING_HEADROOM", "held-out")
 	scale := envNumber(t, "TROUPE_WRITING_ERROR_SCALE", 1)
 	nTrain := int(envNumber(t, "TROUPE_WRITING_HEADROOM_TRAIN", 40))
 	nHeld := int(envNumber(t, "TROUPE_WRITING_HEADROOM_HELDOUT", 200))
 	const keep = 16
-	if _, err := os.Stat(sharedRFCs); err != nil {
-		t.Skipf("held-out data not here: %v", err)
-	}
 	train := newEnv(t, map[string]any{"error_scale": scale})
 	held := newEnv(t, map[string]any{"error_scale": scale, "corpus_dir": sharedRFCs, "rfcs": listedRFCs(t, "HELDOUT.txt")})
 	sc := newScorer(t)
@@ -388,4 +383,17 @@ func rankOf(order []int, x int) int {
 		}
 	}
 	return -1
+}
+
+// needSlowRun skips t unless the environment variable gate is set (a slow
+// measurement) and the shared RFC snapshot holding its data (what, e.g.
+// "held-out") is here.
+func needSlowRun(t *testing.T, gate, what string) {
+	t.Helper()
+	if os.Getenv(gate) == "" {
+		t.Skipf("slow: set %s=1", gate)
+	}
+	if _, err := os.Stat(sharedRFCs); err != nil {
+		t.Skipf("%s data not here: %v", what, err)
+	}
 }

@@ -2,7 +2,6 @@ package writing
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,19 +72,14 @@ func TestReadOncePacedSwitches(t *testing.T) {
 //
 //	TROUPE_WRITING_PACED=1 go test ./envs/writing -run TestPacedThreshold -v
 func TestPacedThreshold(t *testing.T) {
-	if os.Getenv("TROUPE_WRITING_PACED") == "" {
-		t.Skip("slow: set TROUPE_WRITING_PACED=1")
-	}
-	if _, err := os.Stat(sharedRFCs); err != nil {
-		t.Skipf("validation data not here: %v", err)
-	}
+	needSlowRun(t, "TROUPE_WRITING_PACED", "validation")
 	n := int(envNumber(t, "TROUPE_WRITING_PACED_SEEDS", 200))
 	sc := newScorer(t)
 	type rule struct {
 		name string
-		act  func(f []float64, mask []bool) int
+		act  featurePolicy
 	}
-	switchAt := func(feat int, th float64) func(f []float64, mask []bool) int {
+	switchAt := func(feat int, th float64) featurePolicy {
 		return func(f []float64, mask []bool) int {
 			if f[feat] >= th {
 				return ReadOnceReady(f, mask)
@@ -145,12 +139,7 @@ func TestPacedThreshold(t *testing.T) {
 //
 // TROUPE_WRITING_PACING_SEEDS sets the seeds (default 400).
 func TestPacingRules(t *testing.T) {
-	if os.Getenv("TROUPE_WRITING_PACED") == "" {
-		t.Skip("slow: set TROUPE_WRITING_PACED=1")
-	}
-	if _, err := os.Stat(sharedRFCs); err != nil {
-		t.Skipf("validation data not here: %v", err)
-	}
+	needSlowRun(t, "TROUPE_WRITING_PACED", "validation")
 	n := int(envNumber(t, "TROUPE_WRITING_PACING_SEEDS", 400))
 	env := newEnv(t, map[string]any{"corpus_dir": sharedRFCs, "rfcs": listedRFCs(t, "VALIDATION.txt")})
 	sc := newScorer(t)
