@@ -22,6 +22,7 @@ const (
 	BaselineStrongByTeam  = "strong_by_team"
 	BaselineHolistic      = "holistic"
 	BaselineHolisticSplit = "holistic_or_split"
+	BaselineHolisticFix   = "holistic_fix"
 	soloPrefix            = "solo_"
 )
 
@@ -64,15 +65,21 @@ const baselineRewrites = 2
 //   - holistic_or_split: a class of 3 or more methods as holistic, a
 //     smaller one method by method by the coders within 0.6 of the best
 //     (strength), in parallel; nobody runs examples. The best single rule
-//     of the headroom test on training seeds.
+//     of the headroom test on training seeds before a visibly broken reply
+//     was a failing method.
+//   - holistic_fix: a class of 3 or more methods as holistic, a smaller
+//     one method by method by the coders within 0.5 of the best; then
+//     every one of those coders rewrites, in parallel, the methods whose
+//     reply is visibly broken (cut off, a restated stub, no code), once;
+//     nobody runs examples. The best single rule of the headroom test on
+//     training seeds.
 //   - strong_by_team: the rule chosen by the team's strongest model
-//     (byTeamRules): ChatGPT best, holistic by the best whole-class writer
-//     (when it is ChatGPT itself: the strongest alone); GPT-4 best,
-//     holistic_or_split; instruct-StarCoder or WizardCoder best, the coders
-//     within 0.6 of it write dependencies first in context; CodeGeeX best,
-//     holistic by the best whole-class writer for classes of 5 methods or
-//     more, else the coders within 0.5 of it in the class's order; any
-//     other, the coders within 0.6 of the best write in the class's order.
+//     (byTeamRules): ChatGPT best, the class in one call by the best
+//     whole-class writer, then the coders within 0.5 of ChatGPT rewrite
+//     the visibly broken methods in parallel; GPT-4 or CodeGeeX best,
+//     holistic_fix; instruct-StarCoder or WizardCoder best, the coders
+//     within 0.6 of it write dependencies first in context; any other,
+//     the coders within 0.6 of the best write in the class's order.
 //     Nobody runs examples. It is the per-team choice of the headroom test
 //     (headroom_test.go), made on training seeds.
 func (e *Env) Baseline(name string) (core.Baseline, error) {
@@ -99,6 +106,8 @@ func (e *Env) Baseline(name string) (core.Baseline, error) {
 		return baselineFunc(func() []int { return holistic.act(e) }), nil
 	case BaselineHolisticSplit:
 		return baselineFunc(func() []int { return holisticOrSplit.act(e) }), nil
+	case BaselineHolisticFix:
+		return baselineFunc(func() []int { return holisticFix.act(e) }), nil
 	}
 	if model, ok := strings.CutPrefix(name, soloPrefix); ok {
 		for _, m := range e.p.Pool {
@@ -178,6 +187,7 @@ func (e *Env) capableOnly(careful bool) []int {
 var (
 	holistic        = rule{draft: draftClass}
 	holisticOrSplit = rule{share: 0.6, draft: draftClass, minM: 3}
+	holisticFix     = rule{share: 0.5, draft: draftClass, minM: 3, fix: fixAll, rewrites: 1}
 )
 
 // byTeamRules maps the team's strongest model to strong_by_team's rule; a
@@ -186,11 +196,11 @@ var (
 // (BENCHMARKS.md, "Headroom").
 var (
 	byTeamRules = map[string]rule{
-		"ChatGPT":            {share: 1, draft: draftClass},
-		"GPT-4":              holisticOrSplit,
+		"ChatGPT":            {share: 0.5, draft: draftClass, fix: fixAll, rewrites: 1},
+		"GPT-4":              holisticFix,
+		"CodeGeeX":           holisticFix,
 		"instruct-StarCoder": {share: 0.6, deps: true},
 		"WizardCoder":        {share: 0.6, deps: true},
-		"CodeGeeX":           {share: 0.5, draft: draftClass, minM: 5},
 	}
 	byTeamDefault = rule{share: 0.6}
 )

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/troupe-dev/troupe/core"
+	"github.com/troupe-dev/troupe/envs/classeval/internal/suite"
 	"github.com/troupe-dev/troupe/internal/eventclock"
 	"github.com/troupe-dev/troupe/internal/ratelimit"
 )
@@ -101,14 +102,14 @@ const (
 	featNextBlocked            // the first unclaimed method has dependencies without code
 	featCanTest                // one of its methods has untested code
 	featTestHasEx              // that method has visible examples
-	featCanRepair              // one of its methods failed its examples and it has recordings left
+	featCanRepair              // one of its methods is visibly broken or failed its examples, and it has recordings left
 	featRepairLeft             // recordings left for that method / 8
 	featOwned                  // its methods / M
 	featOwnPassing             // its methods whose examples pass / M
 	featTeamWritten            // methods with code / M
 	featTeamPassing            // methods whose examples pass / M
-	featTeamFailing            // methods whose examples fail / M
-	featTakeable               // teammates' failing methods it could take over / M
+	featTeamFailing            // methods visibly broken or whose examples fail / M
+	featTakeable               // teammates' failing (or visibly broken) methods it could take over / M
 	featTakeWeaker             // one of those was written by a weaker model than its own
 	featBusy                   // busy agents / N
 	featDone                   // submitted agents / N
@@ -128,8 +129,10 @@ const (
 	featFailCosmetic           // … share that printed the right value otherwise than the docstring writes it
 	featFailCode               // … share that raised in the class's code
 	featFailExample            // … share that raised in the example itself (a name or file the docstring assumes)
-	featFailedVersions         // versions of that method whose examples failed / 3
+	featFailedVersions         // versions of that method whose examples failed or that were visibly broken / 3
 	featTeamUntested           // methods with code whose current version is untested / M
+	featFailBroken             // that method's reply is visibly broken: cut off, a restated stub, or no code
+	featTeamBroken             // methods whose current reply is visibly broken / M
 	obsSize
 )
 
@@ -293,10 +296,15 @@ type method struct {
 	testing bool // an example run is in flight
 	pass    bool
 	output  string
+	// broken reports that the current version is visibly unusable: its
+	// reply was cut off mid-code, restates the skeleton's stub or holds
+	// no code of the method (suite.ExtractStatus), which its writer sees
+	// on reading the reply, without running anything.
+	broken bool
 	// kinds holds the last finished run's failed examples by kind (wrong
 	// output, right value printed otherwise, error in the code, error in
 	// the example); failedVersions counts the versions whose examples
-	// failed.
+	// failed or that were visibly broken.
 	kinds          [4]int
 	failedVersions int
 	used           map[string]bool // "MODEL/SOURCE" recordings already replayed
@@ -381,7 +389,7 @@ func newEnv(p Params, be backend) (*Env, error) {
 	for i := range names {
 		names[i] = fmt.Sprintf("coder%d", i)
 	}
-	baselines := []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP, BaselineEscalate, BaselineDepsFirst, BaselineDepsEscalate, BaselineStrongTest, BaselineStrongNaive, BaselineHolistic, BaselineHolisticSplit, BaselineStrongByTeam}
+	baselines := []string{BaselineSingleAgent, BaselineParallelNaive, BaselineSOP, BaselineEscalate, BaselineDepsFirst, BaselineDepsEscalate, BaselineStrongTest, BaselineStrongNaive, BaselineHolistic, BaselineHolisticSplit, BaselineHolisticFix, BaselineStrongByTeam}
 	var solo []string
 	for _, m := range p.Pool {
 		solo = append(solo, soloPrefix+m)
@@ -620,15 +628,36 @@ func (e *Env) classSample(i int) string {
 // sample (c_t0 or c_5#K).
 func isClassSample(source string) bool { return strings.HasPrefix(source, "c_") }
 
-// failed reports whether method m's current code failed its examples.
-func failed(m *method) bool { return m.hasCode && !m.writing && m.tested == m.version && !m.pass }
+// failed reports whether method m's current code is visibly broken or
+// failed its examples.
+func failed(m *method) bool {
+	return m.hasCode && !m.writing && (m.broken || (m.tested == m.version && !m.pass))
+}
+
+// visiblyBroken reports whether the code of recording r is unusable on
+// sight: cut off mid-code, a restated stub, or none.
+func visiblyBroken(r recording) bool { return r.status != suite.Extracted }
+
+// onReading is what a coder sees on reading recording r's reply.
+func onReading(r recording) string {
+	switch r.status {
+	case suite.Extracted:
+		return "its code"
+	case suite.ExtractedTruncated:
+		return "a reply cut off mid-code; the method does not compile"
+	case suite.ExtractedStub:
+		return "a reply that restates the stub; the method does nothing"
+	}
+	return "a reply with no code of the method; it stays a stub"
+}
 
 // exampleFault reports whether every failed example of method m's last
 // run either raised in the example itself (a name or a file the docstring
 // assumes, a syntax error in it) or printed the right value otherwise than
-// the docstring writes it: the failure then says little about the code.
+// the docstring writes it: the failure then says little about the code. A
+// visibly broken method's failure is never one.
 func exampleFault(m *method) bool {
-	return m.kinds[1]+m.kinds[3] > 0 && m.kinds[0] == 0 && m.kinds[2] == 0
+	return !m.broken && m.kinds[1]+m.kinds[3] > 0 && m.kinds[0] == 0 && m.kinds[2] == 0
 }
 
 // firstFailing returns the first method whose examples failed and that ok
@@ -729,9 +758,13 @@ func (e *Env) classPrompt() string {
 }
 
 // rewritePrompt is the prompt to write method j again after its examples
-// failed, with the failing code and output.
+// failed, with the failing code and output, or after its reply was visibly
+// broken, with what was wrong with it.
 func (e *Env) rewritePrompt(j int) string {
 	m := e.methods[j]
+	if m.broken {
+		return e.implementPrompt(j, false) + "A previous reply gave:\n```python\n" + m.rec.Code + "\n```\n(" + onReading(*m.rec) + ")\nWrite the method again.\n"
+	}
 	return e.implementPrompt(j, false) + "A previous implementation:\n```python\n" + m.rec.Code + "\n```\nfailed its examples:\n```\n" + m.output + "\n```\nWrite the method again.\n"
 }
 
@@ -848,11 +881,11 @@ func (e *Env) write(i, j int, r recording, prompt, verb string) {
 		m.writing, m.hasCode = false, true
 		m.rec, m.source, m.writer = &r, key, i
 		m.version++
-		what := "its code"
-		if !r.OK {
-			what = "a reply with no code in it; the method stays a stub"
+		m.broken = visiblyBroken(r)
+		if m.broken {
+			m.failedVersions++
 		}
-		a.note(fmt.Sprintf("[%.1f s] %s %s (%s): %s\n%s", t0, verb, e.cls.Methods[j].Name, r.Source, what, r.Code))
+		a.note(fmt.Sprintf("[%.1f s] %s %s (%s): %s\n%s", t0, verb, e.cls.Methods[j].Name, r.Source, onReading(r), r.Code))
 	}
 }
 
@@ -887,7 +920,13 @@ func (e *Env) writeClass(i int, src string) {
 			m.rec, m.source, m.writer = &r, key, i
 			m.used[key] = true
 			m.version++
-			names = append(names, e.cls.Methods[j].Name)
+			m.broken = visiblyBroken(r)
+			name := e.cls.Methods[j].Name
+			if m.broken {
+				m.failedVersions++
+				name += " (" + onReading(r) + ")"
+			}
+			names = append(names, name)
 		}
 		what := "every method was taken by then; nothing landed"
 		if len(names) > 0 {
@@ -929,7 +968,7 @@ func (e *Env) runExamples(i, j int) error {
 		if m.version == version {
 			m.tested, m.pass, m.output = version, res.Pass, out
 			m.kinds = res.Kinds
-			if !res.Pass {
+			if !res.Pass && !m.broken { // a broken version was counted when it landed
 				m.failedVersions++
 			}
 		}

@@ -31,7 +31,7 @@
 //	                 method with untested code (else the team's first), in
 //	                 the sandbox, on the class as it stands; the doctest
 //	                 report lands in its context
-//	repair           rewrite its method whose examples failed: another real
+//	repair           rewrite its failing method (below): another real
 //	                 completion of that method by its model, the first not
 //	                 yet used of m_dire, m_iter (once the dependencies have
 //	                 code), the whole-class samples c_t0, c_5#0…#4; of its
@@ -40,6 +40,11 @@
 //	take_over        the same on a teammate's failing method, which becomes
 //	                 its own: hand a method to a stronger (or cheaper) coder
 //	submit           declare its work done; it then only waits
+//
+// A method is failing when its current reply is visibly broken — cut off
+// mid-code, a restatement of the skeleton's stub, or no code of the method
+// (suite.ExtractStatus), which its writer sees on reading the reply,
+// without running anything — or when its examples failed.
 //
 // # Examples
 //

@@ -3,6 +3,8 @@ package classeval
 import (
 	"fmt"
 	"strings"
+
+	"github.com/troupe-dev/troupe/envs/classeval/internal/suite"
 )
 
 // fakeBackend is a small in-memory backend for tests of the env's logic:
@@ -32,6 +34,14 @@ func newFake() *fakeBackend {
 	f.recs["ChatGPT"] = []recording{{Source: "m_dire", Code: "bad", OK: true, CompletionTokens: 80}, {Source: "m_iter", Code: "good", OK: true, CompletionTokens: 85}, {Source: "c_t0", Code: "good", OK: true, CompletionTokens: 300}}
 	f.recs["Vicuna"] = []recording{{Source: "m_dire", Code: "", OK: false, CompletionTokens: 50}, {Source: "c_t0", Code: "bad", OK: true, CompletionTokens: 200}}
 	f.recs["CodeGeeX"] = []recording{{Source: "m_dire", Code: "flaky", OK: true, CompletionTokens: 60}, {Source: "m_iter", Code: "flaky", OK: true, CompletionTokens: 60}}
+	for _, recs := range f.recs {
+		for k := range recs {
+			recs[k].status = suite.Extracted
+			if !recs[k].OK {
+				recs[k].status = suite.NotExtracted // visibly broken
+			}
+		}
+	}
 	f.modes["GPT-4"] = []string{"m_dire", "m_iter", "c_t0"}
 	f.modes["ChatGPT"] = []string{"m_dire", "m_iter", "c_t0"}
 	f.modes["Vicuna"] = []string{"m_dire", "c_t0"}

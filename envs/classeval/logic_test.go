@@ -492,3 +492,98 @@ func TestClassesParamPlaysExactlyThose(t *testing.T) {
 		t.Errorf("classes [ClassEval_1 ClassEval_2]: training tasks %v, held-out %v; want [2] and [1]", e.train, e.held)
 	}
 }
+
+// A reply that is visibly broken (here Vicuna's m_dire: no code of the
+// method) is a failing method on sight: repair and take_over target it
+// without an examples run, the features say so, the writer's context says
+// what it read, and the rewrite's prompt says what was wrong.
+func TestVisiblyBrokenIsFailing(t *testing.T) {
+	withStrengths(t)
+	e := fakeEnv(t, map[string]any{"split": "all"})
+	seed := seedWhere(t, e, func() bool {
+		names := []string{}
+		for _, a := range e.agents {
+			names = append(names, a.model.Name)
+		}
+		return slices.Contains(names, "Vicuna") && slices.Contains(names, "GPT-4")
+	})
+	if _, err := e.Reset(seed); err != nil {
+		t.Fatal(err)
+	}
+	v, g := -1, -1
+	for i, a := range e.agents {
+		switch a.model.Name {
+		case "Vicuna":
+			v = i
+		case "GPT-4":
+			g = i
+		}
+	}
+	step := func(who, d int) {
+		t.Helper()
+		acts := make([]core.Action, len(e.agents))
+		acts[who].Decision = d
+		if _, err := e.Step(acts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(v, decImplement)
+	for !e.free(v) {
+		step(v, decWait)
+	}
+	m := e.methods[0]
+	if !m.broken || !failed(m) || m.tested == m.version || m.failedVersions != 1 {
+		t.Fatalf("Vicuna's reply with no code: broken %v, failed %v, tested %d (version %d), failed versions %d; want broken and failing, untested, 1", m.broken, failed(m), m.tested, m.version, m.failedVersions)
+	}
+	if j := e.repairable(v); j != 0 {
+		t.Errorf("repairable(Vicuna) = %d, want 0", j)
+	}
+	if j := e.takeable(g); j != 0 || !e.masks[g][decTakeOver] {
+		t.Errorf("takeable(GPT-4) = %d (take_over legal %v), want 0, legal", j, e.masks[g][decTakeOver])
+	}
+	f := e.features(g)
+	if f[featFailBroken] != 1 || f[featTeamBroken] != 1.0/3 || f[featTakeable] != 1.0/3 || f[featTeamFailing] != 1.0/3 {
+		t.Errorf("GPT-4's features: fail broken %v, team broken %v, takeable %v, team failing %v; want 1, 1/3, 1/3, 1/3", f[featFailBroken], f[featTeamBroken], f[featTakeable], f[featTeamFailing])
+	}
+	if text := e.text(v); !strings.Contains(text, "a reply with no code of the method") {
+		t.Errorf("Vicuna's context does not say what it read:\n%s", text)
+	}
+	if p := e.rewritePrompt(0); !strings.Contains(p, "no code of the method") || strings.Contains(p, "failed its examples") {
+		t.Errorf("the rewrite's prompt:\n%s", p)
+	}
+	step(g, decTakeOver)
+	for !e.free(g) {
+		step(g, decWait)
+	}
+	if m.broken || failed(m) || m.writer != g || e.features(g)[featTeamBroken] != 0 {
+		t.Errorf("after GPT-4's take-over: broken %v, failed %v, writer %d (GPT-4 is %d)", m.broken, failed(m), m.writer, g)
+	}
+}
+
+// A rule that does not test hands visibly broken methods to the team's
+// strongest (fixStrongest), to every working coder (fixAll), or has their
+// writer rewrite them (fixOwn), with no examples run; without a fix they
+// are submitted broken.
+func TestFixRules(t *testing.T) {
+	withStrengths(t)
+	e := fakeEnv(t, map[string]any{"split": "all"})
+	seed := seedWhere(t, e, func() bool {
+		return e.agents[0].model.Name == "Vicuna" && e.agents[e.strongest()].model.Name == "GPT-4"
+	})
+	results := map[int]core.StepResult{}
+	for _, fix := range []int{fixNone, fixOwn, fixStrongest, fixAll} {
+		r := rule{share: 0, fix: fix, rewrites: 1}
+		results[fix] = playJoint(t, e, seed, func() []int { return r.act(e) })
+		if runs := results[fix].Metrics[MetricExampleRuns]; runs != 0 {
+			t.Errorf("%s: %v example runs, want 0", r, runs)
+		}
+	}
+	none, own, best, all := results[fixNone].Metrics, results[fixOwn].Metrics, results[fixStrongest].Metrics, results[fixAll].Metrics
+	if none[MetricRewrites] != 0 || own[MetricRewrites] == 0 || own[MetricTakeOvers] != 0 || best[MetricTakeOvers] == 0 || all[MetricRewrites] == 0 {
+		t.Errorf("rewrites / take-overs: none %v/%v, own %v/%v, strongest %v/%v, all %v/%v; want 0/0, >0/0, >0 take-overs, >0 rewrites",
+			none[MetricRewrites], none[MetricTakeOvers], own[MetricRewrites], own[MetricTakeOvers], best[MetricRewrites], best[MetricTakeOvers], all[MetricRewrites], all[MetricTakeOvers])
+	}
+	if !(best[core.MetricPassRate] > none[core.MetricPassRate]) {
+		t.Errorf("pass rate: strongest fixes %v, no fix %v; want more with the fixes (GPT-4's code is right)", best[core.MetricPassRate], none[core.MetricPassRate])
+	}
+}

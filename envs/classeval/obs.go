@@ -166,14 +166,19 @@ func (e *Env) features(i int) []float64 {
 			f[featFailExample] = float64(m.kinds[3]) / n
 		}
 		f[featFailedVersions] = clip01(float64(m.failedVersions) / 3)
+		f[featFailBroken] = b2f(m.broken)
 	}
-	untestedN := 0.0
+	untestedN, brokenN := 0.0, 0.0
 	for _, m := range e.methods {
 		if untested(m) {
 			untestedN++
 		}
+		if m.hasCode && !m.writing && m.broken {
+			brokenN++
+		}
 	}
 	f[featTeamUntested] = untestedN / M
+	f[featTeamBroken] = brokenN / M
 	return f
 }
 

@@ -20,11 +20,21 @@ const (
 	draftMixed          // the same, while the other capable coders implement methods one by one from the front
 )
 
+// Values of rule.fix: who rewrites a visibly broken method (a reply cut
+// off, a restated stub, no code: seen on reading it, without running
+// anything) in a rule that does not test.
+const (
+	fixNone      = iota // nobody
+	fixOwn              // its writer
+	fixStrongest        // the team's strongest, who takes the others' over once everything is claimed
+	fixAll              // every working coder, in parallel: its own, and the others' once everything is claimed
+)
+
 // rule is one member of a family of decentralized scripted policies:
 // every coder follows it on what it knows (its own model, the team's
 // make-up, its methods, the class's progress). The headroom test
 // (headroom_test.go) enumerates the family and chooses among its members
-// on training seeds; the baselines holistic, holistic_or_split and
+// on training seeds; the baselines holistic, holistic_or_split, holistic_fix and
 // strong_by_team are members of it.
 type rule struct {
 	share    float64 // capable: strength ≥ share × the team's best; the others submit at once
@@ -37,6 +47,7 @@ type rule struct {
 	trust    bool    // a method whose failure is an example fault (exampleFault) is not rewritten
 	minM     int     // class and mixed drafts only for classes of at least minM methods (method by method below)
 	maxM     int     // testAfter rewrites only in classes of at most maxM methods (0: any)
+	fix      int     // fixNone, fixOwn, fixStrongest, fixAll (rules that never test; rewrites bounds the rewrites)
 }
 
 // String names the rule as the headroom test reports it, e.g.
@@ -54,7 +65,8 @@ func (r rule) String() string {
 		b.WriteString("/all")
 	}
 	b.WriteString("/" + []string{"notest", "test", "test_ex", "fixup"}[r.test])
-	if r.test != testNever {
+	b.WriteString([]string{"", "/fixown", "/fixbest", "/fixall"}[r.fix])
+	if r.test != testNever || r.fix != fixNone {
 		fmt.Fprintf(&b, "/rw%d", r.rewrites)
 		if r.maxM > 0 {
 			fmt.Fprintf(&b, "/m<=%d", r.maxM)
@@ -129,13 +141,11 @@ func (r rule) coder(e *Env, i, s int) int {
 	if r.test == testAfter {
 		return r.fixup(e, i, pending)
 	}
-	if r.test != testNever {
-		if r.rewrite(e, e.repairable(i)) && (!r.escalate || i == s) {
-			return decRepair
-		}
-		if j := e.testable(i); j >= 0 && (r.test == testAlways || e.methods[j].info.Examples > 0) {
-			return decRunExamples
-		}
+	if (r.test != testNever || r.fix != fixNone) && r.rewrite(e, e.repairable(i)) && (!r.escalates() || i == s) {
+		return decRepair
+	}
+	if j := e.testable(i); r.test != testNever && j >= 0 && (r.test == testAlways || e.methods[j].info.Examples > 0) {
+		return decRunExamples
 	}
 	if pending && e.nextUnclaimed() >= 0 {
 		return decWait // the whole class is being written
@@ -143,12 +153,12 @@ func (r rule) coder(e *Env, i, s int) int {
 	if d := e.claim(i, r.deps); d >= 0 {
 		return d
 	}
-	if r.escalate && i == s {
+	if (r.escalates() && i == s) || r.fix == fixAll {
 		if r.rewrite(e, e.takeable(i)) {
 			return decTakeOver
 		}
 		if e.someoneBusy(i) {
-			return decWait // a teammate may still escalate a method
+			return decWait // a teammate's method may still fail, or land broken
 		}
 	}
 	if r.draft != draftMethods && r.test != testNever && e.someoneBusy(i) {
@@ -156,6 +166,10 @@ func (r rule) coder(e *Env, i, s int) int {
 	}
 	return decSubmit
 }
+
+// escalates reports whether failing methods go to the team's strongest
+// coder, who rewrites them, and the others never rewrite.
+func (r rule) escalates() bool { return r.escalate || r.fix == fixStrongest }
 
 // rewrite reports whether r rewrites failing method j (-1: none): it has
 // had fewer than r.rewrites rewrites, its failure is not an example fault

@@ -12,7 +12,6 @@ import (
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/rollout"
-	"github.com/troupe-dev/troupe/envs/classeval/internal/suite"
 )
 
 // TestMeasureStrength measures the model table's strengths: per model, the
@@ -337,7 +336,7 @@ func TestMeasureVisibleFailures(t *testing.T) {
 
 // usable reports whether r is code a reader would take for a whole method
 // (not cut off, not a restated stub, not missing).
-func usable(r *recording) bool { return r != nil && r.status == suite.Extracted }
+func usable(r *recording) bool { return r != nil && !visiblyBroken(*r) }
 
 // visibleFailuresByModel is TestMeasureVisibleFailures' table per model
 // alone.
