@@ -41,7 +41,7 @@ const headroomAgentfile = "../../examples/classeval/agentfile.toml"
 // headroomPrefix names the family's rules as baselines of hrEnv.
 const headroomPrefix = "hr:"
 
-// headroomRules enumerates the family (509 rules): 150 that draft method
+// headroomRules enumerates the family (539 rules): 150 that draft method
 // by method, as before write_class existed; the 128 of those that test,
 // again leaving example faults alone (trust); 72 that draft the whole
 // class in one call (class: the others wait; mixed: the others write
@@ -49,7 +49,8 @@ const headroomPrefix = "hr:"
 // for classes of 3 or 5 methods and more, and the parallel fix-up phase
 // (testAfter); and the 42 of these that do not test again, with visibly
 // broken methods rewritten once by their writer, by the team's strongest,
-// or by every working coder in parallel (102 rules). At share 1 only the strongest is capable, so
+// by every working coder in parallel, or by the fastest working coder
+// (132 rules). At share 1 only the strongest is capable, so
 // "all" is left out there for method drafts (it is "one"); "one" has
 // nobody to escalate to.
 func headroomRules() (out []rule) {
@@ -93,14 +94,15 @@ func headroomRules() (out []rule) {
 			}
 		}
 		// Every rule that does not test, with visibly broken methods
-		// rewritten once by their writer, by the team's strongest or by
-		// every working coder ("one" has nobody to hand them to).
+		// rewritten once by their writer, by the team's strongest, by
+		// every working coder or by the fastest ("one" has nobody to hand
+		// them to).
 		var fixes []rule
 		for _, r := range out {
 			if r.test != testNever {
 				continue
 			}
-			for _, fix := range []int{fixOwn, fixStrongest, fixAll} {
+			for _, fix := range []int{fixOwn, fixStrongest, fixAll, fixFastest} {
 				if fix != fixOwn && r.one {
 					continue
 				}
@@ -227,7 +229,7 @@ func teamBucket(t *testing.T, e *Env, seed uint64) string {
 // reproduce them seed by seed on held-out episodes, and strong_by_team
 // must be stage 2's per-team choice.
 //
-// Slow (about 509 × TRAIN + 17 × TRAIN2 + 25 × HELDOUT episodes that run
+// Slow (about 539 × TRAIN + 17 × TRAIN2 + 25 × HELDOUT episodes that run
 // Python; 21 min on 2 cores for TRAIN=256, TRAIN2=512 with an empty cache,
 // about a minute once the cache holds them): run with
 //

@@ -561,9 +561,9 @@ func TestVisiblyBrokenIsFailing(t *testing.T) {
 }
 
 // A rule that does not test hands visibly broken methods to the team's
-// strongest (fixStrongest), to every working coder (fixAll), or has their
-// writer rewrite them (fixOwn), with no examples run; without a fix they
-// are submitted broken.
+// strongest (fixStrongest), to every working coder (fixAll), to the
+// fastest (fixFastest), or has their writer rewrite them (fixOwn), with no
+// examples run; without a fix they are submitted broken.
 func TestFixRules(t *testing.T) {
 	withStrengths(t)
 	e := fakeEnv(t, map[string]any{"split": "all"})
@@ -571,14 +571,26 @@ func TestFixRules(t *testing.T) {
 		return e.agents[0].model.Name == "Vicuna" && e.agents[e.strongest()].model.Name == "GPT-4"
 	})
 	results := map[int]core.StepResult{}
-	for _, fix := range []int{fixNone, fixOwn, fixStrongest, fixAll} {
+	for _, fix := range []int{fixNone, fixOwn, fixStrongest, fixAll, fixFastest} {
 		r := rule{share: 0, fix: fix, rewrites: 1}
 		results[fix] = playJoint(t, e, seed, func() []int { return r.act(e) })
 		if runs := results[fix].Metrics[MetricExampleRuns]; runs != 0 {
 			t.Errorf("%s: %v example runs, want 0", r, runs)
 		}
 	}
-	none, own, best, all := results[fixNone].Metrics, results[fixOwn].Metrics, results[fixStrongest].Metrics, results[fixAll].Metrics
+	none, own, best, all, fast := results[fixNone].Metrics, results[fixOwn].Metrics, results[fixStrongest].Metrics, results[fixAll].Metrics, results[fixFastest].Metrics
+	if fast[MetricRewrites] == 0 {
+		t.Errorf("fixFastest: no rewrite")
+	}
+	fastest := rule{fix: fixFastest}.fixer(e, e.strongest())
+	for k, a := range e.agents {
+		if a.model.DecodeTPS > e.agents[fastest].model.DecodeTPS {
+			t.Errorf("fixFastest's fixer is %s (%.1f tok/s); %s is faster (%.1f)", e.agents[fastest].model.Name, e.agents[fastest].model.DecodeTPS, e.agents[k].model.Name, a.model.DecodeTPS)
+		}
+	}
+	if fastest == e.strongest() {
+		t.Errorf("fixFastest's fixer is the strongest, %s: the test's team should have a faster coder", e.agents[fastest].model.Name)
+	}
 	if none[MetricRewrites] != 0 || own[MetricRewrites] == 0 || own[MetricTakeOvers] != 0 || best[MetricTakeOvers] == 0 || all[MetricRewrites] == 0 {
 		t.Errorf("rewrites / take-overs: none %v/%v, own %v/%v, strongest %v/%v, all %v/%v; want 0/0, >0/0, >0 take-overs, >0 rewrites",
 			none[MetricRewrites], none[MetricTakeOvers], own[MetricRewrites], own[MetricTakeOvers], best[MetricRewrites], best[MetricTakeOvers], all[MetricRewrites], all[MetricTakeOvers])

@@ -28,6 +28,7 @@ const (
 	fixOwn              // its writer
 	fixStrongest        // the team's strongest, who takes the others' over once everything is claimed
 	fixAll              // every working coder, in parallel: its own, and the others' once everything is claimed
+	fixFastest          // the fastest working coder (decode speed), who takes the others' over once everything is claimed
 )
 
 // rule is one member of a family of decentralized scripted policies:
@@ -47,7 +48,7 @@ type rule struct {
 	trust    bool    // a method whose failure is an example fault (exampleFault) is not rewritten
 	minM     int     // class and mixed drafts only for classes of at least minM methods (method by method below)
 	maxM     int     // testAfter rewrites only in classes of at most maxM methods (0: any)
-	fix      int     // fixNone, fixOwn, fixStrongest, fixAll (rules that never test; rewrites bounds the rewrites)
+	fix      int     // fixNone, fixOwn, fixStrongest, fixAll, fixFastest (rules that never test; rewrites bounds the rewrites)
 }
 
 // String names the rule as the headroom test reports it, e.g.
@@ -65,7 +66,7 @@ func (r rule) String() string {
 		b.WriteString("/all")
 	}
 	b.WriteString("/" + []string{"notest", "test", "test_ex", "fixup"}[r.test])
-	b.WriteString([]string{"", "/fixown", "/fixbest", "/fixall"}[r.fix])
+	b.WriteString([]string{"", "/fixown", "/fixbest", "/fixall", "/fixfast"}[r.fix])
 	if r.test != testNever || r.fix != fixNone {
 		fmt.Fprintf(&b, "/rw%d", r.rewrites)
 		if r.maxM > 0 {
@@ -129,6 +130,7 @@ func (r rule) act(e *Env) []int {
 
 // coder is working coder i's decision (s is the team's strongest).
 func (r rule) coder(e *Env, i, s int) int {
+	lead := r.fixer(e, s)
 	w := e.bestClassWriter()
 	classDraft := r.draft != draftMethods && len(e.methods) >= r.minM
 	if classDraft && i == w && len(e.samples) == 0 && e.legal(i, decWriteClass) {
@@ -141,7 +143,7 @@ func (r rule) coder(e *Env, i, s int) int {
 	if r.test == testAfter {
 		return r.fixup(e, i, pending)
 	}
-	if (r.test != testNever || r.fix != fixNone) && r.rewrite(e, e.repairable(i)) && (!r.escalates() || i == s) {
+	if (r.test != testNever || r.fix != fixNone) && r.rewrite(e, e.repairable(i)) && (!r.escalates() || i == lead) {
 		return decRepair
 	}
 	if j := e.testable(i); r.test != testNever && j >= 0 && (r.test == testAlways || e.methods[j].info.Examples > 0) {
@@ -153,7 +155,7 @@ func (r rule) coder(e *Env, i, s int) int {
 	if d := e.claim(i, r.deps); d >= 0 {
 		return d
 	}
-	if (r.escalates() && i == s) || r.fix == fixAll {
+	if (r.escalates() && i == lead) || r.fix == fixAll {
 		if r.rewrite(e, e.takeable(i)) {
 			return decTakeOver
 		}
@@ -167,9 +169,27 @@ func (r rule) coder(e *Env, i, s int) int {
 	return decSubmit
 }
 
-// escalates reports whether failing methods go to the team's strongest
-// coder, who rewrites them, and the others never rewrite.
-func (r rule) escalates() bool { return r.escalate || r.fix == fixStrongest }
+// escalates reports whether failing methods go to one coder (fixer), who
+// rewrites them, and the others never rewrite.
+func (r rule) escalates() bool {
+	return r.escalate || r.fix == fixStrongest || r.fix == fixFastest
+}
+
+// fixer is the coder failing methods go to when r escalates: the fastest
+// working coder under fixFastest (the stronger of equally fast ones), else
+// the team's strongest, s.
+func (r rule) fixer(e *Env, s int) int {
+	if r.fix != fixFastest {
+		return s
+	}
+	f := s
+	for k, a := range e.agents {
+		if r.worker(e, k) && a.model.DecodeTPS > e.agents[f].model.DecodeTPS {
+			f = k
+		}
+	}
+	return f
+}
 
 // rewrite reports whether r rewrites failing method j (-1: none): it has
 // had fewer than r.rewrites rewrites, its failure is not an example fault
