@@ -634,6 +634,19 @@ func failed(m *method) bool {
 	return m.hasCode && !m.writing && (m.broken || (m.tested == m.version && !m.pass))
 }
 
+// land makes recording r, replayed as key ("MODEL/SOURCE") by agent i,
+// method m's current code: a new version, failing at once when the reply
+// is visibly broken.
+func (m *method) land(r recording, key string, i int) {
+	m.hasCode = true
+	m.rec, m.source, m.writer = &r, key, i
+	m.version++
+	m.broken = visiblyBroken(r)
+	if m.broken {
+		m.failedVersions++
+	}
+}
+
 // visiblyBroken reports whether the code of recording r is unusable on
 // sight: cut off mid-code, a restated stub, or none.
 func visiblyBroken(r recording) bool { return r.status != suite.Extracted }
@@ -660,9 +673,8 @@ func exampleFault(m *method) bool {
 	return !m.broken && m.kinds[1]+m.kinds[3] > 0 && m.kinds[0] == 0 && m.kinds[2] == 0
 }
 
-// firstFailing returns the first method whose examples failed and that ok
-// accepts, preferring those whose failure is not an example fault; -1 if
-// none.
+// firstFailing returns the first failing method (failed) that ok accepts,
+// preferring those whose failure is not an example fault; -1 if none.
 func (e *Env) firstFailing(ok func(j int, m *method) bool) int {
 	fallback := -1
 	for j, m := range e.methods {
@@ -679,15 +691,15 @@ func (e *Env) firstFailing(ok func(j int, m *method) bool) int {
 	return fallback
 }
 
-// repairable is repair's target: agent i's method whose examples failed
-// and for which its model has a recording left, the first whose failure
+// repairable is repair's target: agent i's failing method (visibly broken,
+// or its examples failed) for which its model has a recording left, the first whose failure
 // is not an example fault, else the first.
 func (e *Env) repairable(i int) int {
 	return e.firstFailing(func(j int, m *method) bool { return m.owner == i && e.nextRecording(i, j) != nil })
 }
 
-// takeable is take_over's target: a teammate's method whose examples
-// failed, that nobody is rewriting, and for which agent i's model has a
+// takeable is take_over's target: a teammate's failing method that nobody
+// is rewriting, and for which agent i's model has a
 // recording left, chosen as repair's.
 func (e *Env) takeable(i int) int {
 	return e.firstFailing(func(j int, m *method) bool {
@@ -878,13 +890,8 @@ func (e *Env) write(i, j int, r recording, prompt, verb string) {
 	}
 	t0 := e.now
 	a.Effect = func() {
-		m.writing, m.hasCode = false, true
-		m.rec, m.source, m.writer = &r, key, i
-		m.version++
-		m.broken = visiblyBroken(r)
-		if m.broken {
-			m.failedVersions++
-		}
+		m.writing = false
+		m.land(r, key, i)
 		a.note(fmt.Sprintf("[%.1f s] %s %s (%s): %s\n%s", t0, verb, e.cls.Methods[j].Name, r.Source, onReading(r), r.Code))
 	}
 }
@@ -916,14 +923,11 @@ func (e *Env) writeClass(i int, src string) {
 			if !r.OK {
 				e.unextract++
 			}
-			m.owner, m.hasCode = i, true
-			m.rec, m.source, m.writer = &r, key, i
+			m.owner = i
 			m.used[key] = true
-			m.version++
-			m.broken = visiblyBroken(r)
+			m.land(r, key, i)
 			name := e.cls.Methods[j].Name
 			if m.broken {
-				m.failedVersions++
 				name += " (" + onReading(r) + ")"
 			}
 			names = append(names, name)
