@@ -58,6 +58,10 @@ const (
 	// MetricRewrites counts repairs and take-overs (second and later
 	// versions of a method).
 	MetricRewrites = "rewrites"
+	// MetricBrokenShare is the share of the class's methods submitted
+	// visibly broken: their final reply cut off, a restated stub or no
+	// code of the method, or never written.
+	MetricBrokenShare = "broken_share"
 )
 
 // The decisions, indexing Spec().Decisions.
@@ -403,7 +407,7 @@ func newEnv(p Params, be backend) (*Env, error) {
 		StateSize: obsSize * p.Agents,
 		Metrics: []string{core.MetricPassRate, MetricClassPass, core.MetricMakespan, core.MetricReferenceMakespan,
 			core.MetricTokens, core.MetricReferenceTokens, MetricDollars, MetricReferenceDollars, MetricReplayedCalls,
-			MetricExampleRuns, MetricQueueS, MetricUnextracted, MetricExamplesPassRate, MetricMethods, MetricTakeOvers, MetricRewrites, core.MetricTask},
+			MetricExampleRuns, MetricQueueS, MetricUnextracted, MetricExamplesPassRate, MetricMethods, MetricTakeOvers, MetricRewrites, MetricBrokenShare, core.MetricTask},
 		TaskNames:         taskIDs(e.be.Tasks()),
 		Baselines:         baselines,
 		ReferenceBaseline: BaselineSingleAgent,
@@ -914,7 +918,7 @@ func (e *Env) writeClass(i int, src string) {
 			if m.owner >= 0 {
 				continue
 			}
-			r := recording{Source: src} // no code: the stub
+			r := recording{Source: src, status: suite.NotExtracted} // no code: the stub
 			for _, x := range e.be.Recordings(a.model.Name, e.task, j) {
 				if x.Source == src {
 					r = x

@@ -9,6 +9,7 @@ import (
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/envtest"
+	"github.com/troupe-dev/troupe/envs/classeval/internal/suite"
 )
 
 // fakeEnv returns an env on the fake backend with a fixed strength table.
@@ -594,6 +595,20 @@ func TestFixRules(t *testing.T) {
 	if none[MetricRewrites] != 0 || own[MetricRewrites] == 0 || own[MetricTakeOvers] != 0 || best[MetricTakeOvers] == 0 || all[MetricRewrites] == 0 {
 		t.Errorf("rewrites / take-overs: none %v/%v, own %v/%v, strongest %v/%v, all %v/%v; want 0/0, >0/0, >0 take-overs, >0 rewrites",
 			none[MetricRewrites], none[MetricTakeOvers], own[MetricRewrites], own[MetricTakeOvers], best[MetricRewrites], best[MetricTakeOvers], all[MetricRewrites], all[MetricTakeOvers])
+	}
+	if !(none[MetricBrokenShare] > 0 && best[MetricBrokenShare] < none[MetricBrokenShare]) {
+		t.Errorf("broken share: no fix %v, strongest fixes %v; want some without fixes, fewer with", none[MetricBrokenShare], best[MetricBrokenShare])
+	}
+	var res episodeResult
+	if err := json.Unmarshal(results[fixNone].Artifacts["results.json"], &res); err != nil {
+		t.Fatal(err)
+	}
+	replies := map[string]int{}
+	for _, m := range res.Methods {
+		replies[m.Reply]++
+	}
+	if replies[string(suite.NotExtracted)] == 0 {
+		t.Errorf("results.json without fixes: replies %v, want Vicuna's %q", replies, suite.NotExtracted)
 	}
 	if !(best[core.MetricPassRate] > none[core.MetricPassRate]) {
 		t.Errorf("pass rate: strongest fixes %v, no fix %v; want more with the fixes (GPT-4's code is right)", best[core.MetricPassRate], none[core.MetricPassRate])

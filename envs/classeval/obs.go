@@ -208,6 +208,10 @@ type methodResult struct {
 	Source string `json:"source"`
 	// Versions counts the codes it had.
 	Versions int `json:"versions"`
+	// Reply is what extraction found in its final reply ("extracted",
+	// "truncated", "stub", "missing"; suite.ExtractStatus), "" if it was
+	// never written.
+	Reply string `json:"reply"`
 	// ExamplesPass reports that its visible examples passed on its final
 	// code; Examples is how many it has.
 	ExamplesPass bool `json:"examples_pass"`
@@ -242,11 +246,17 @@ func (e *Env) finish(truncated bool) (core.StepResult, error) {
 	for _, a := range e.agents {
 		res.Team = append(res.Team, a.model.Name)
 	}
-	passed, examplesPass := 0, 0
+	passed, examplesPass, broken := 0, 0, 0
 	for j, m := range e.methods {
 		r := methodResult{Method: m.info.Name, Owner: m.owner, Source: m.source, Versions: m.version,
 			ExamplesPass: m.hasCode && m.tested == m.version && m.pass, Examples: m.info.Examples,
 			HiddenPass: score.MethodPass[j]}
+		if m.hasCode {
+			r.Reply = string(m.rec.status)
+		}
+		if !m.hasCode || m.broken {
+			broken++
+		}
 		if j < len(score.Detail) {
 			r.HiddenResult = score.Detail[j]
 		}
@@ -294,6 +304,7 @@ func (e *Env) finish(truncated bool) (core.StepResult, error) {
 			MetricMethods:                M,
 			MetricTakeOvers:              float64(e.takeOvers),
 			MetricRewrites:               float64(e.rewrites),
+			MetricBrokenShare:            float64(broken) / M,
 			core.MetricTask:              float64(e.task), // the class's position in the dataset
 		},
 		Artifacts: map[string][]byte{
