@@ -9,9 +9,12 @@ tokens, makespan, failed share: mean [95 % interval]) and, when the trained
 policy was evaluated, one of its paired differences to every other policy
 (grpo − NAME: joint reward and each METRIC, mean [95 % interval], pairs;
 with the joint reward's interval over task instances, "by task", when the
-env reports them). With --by-task, a third table splits the joint-reward
-difference task instance by instance (the JSON's by_task: one row per
-document or class, with the seeds that played it).
+env reports them); then the same for the best baseline against every
+other policy but grpo (BEST − NAME: is the best rule better than the next
+ones, or level with them). With --by-task, a last table splits the
+trained policy's joint-reward difference task instance by instance (the
+JSON's by_task: one row per document or class, with the seeds that played
+it).
 The best baseline is marked *, baselines outside the task †. It only
 formats what the JSON holds: every figure comes from the evaluation.
 """
@@ -67,11 +70,20 @@ def main():
         row.append(f"{p['failed_episodes']} ({100 * p['failed_share']:.0f} %)")
         print("| " + " | ".join(row) + " |")
     paired = rep.get("paired") or {}
+    print_paired(rep, paired, "grpo −", metrics)
+    best = rep.get("best_baseline")
+    print_paired(rep, rep.get("best_baseline_paired") or {}, f"{best} −", metrics)
+    if paired and by_task:
+        print_by_task(rep, paired)
+
+
+def print_paired(rep, paired, label, metrics):
+    """Prints one table of paired differences, LABEL NAME for each NAME of paired."""
     if not paired:
         return
     print()
     tasks = max((d["reward_by_task"]["tasks"] for d in paired.values() if d.get("reward_by_task")), default=0)
-    head = ["grpo −", "joint reward"] + ([f"joint reward, by task ({tasks})"] if tasks else []) + metrics + ["pairs"]
+    head = [label, "joint reward"] + ([f"joint reward, by task ({tasks})"] if tasks else []) + metrics + ["pairs"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for n in order(rep):
@@ -87,8 +99,6 @@ def main():
             row.append(cell(x["mean"], x["ci95"], "%+.3f") if x else "–")
         row.append(str(d["pairs"]) + (f" ({d['excluded']} excl.)" if d.get("excluded") else ""))
         print("| " + " | ".join(row) + " |")
-    if by_task:
-        print_by_task(rep, paired)
 
 
 def print_by_task(rep, paired):

@@ -133,8 +133,8 @@ func TestTrafficCountedEndToEnd(t *testing.T) {
 }
 
 // withoutTraffic returns the evaluation JSON js without its LLM traffic
-// (each policy's llm_traffic, and the traffic metrics and their
-// intervals).
+// (each policy's llm_traffic, and the traffic metrics, their intervals
+// and their paired differences).
 func withoutTraffic(t *testing.T, js string) string {
 	t.Helper()
 	var rep map[string]any
@@ -148,6 +148,14 @@ func withoutTraffic(t *testing.T, js string) string {
 		for _, m := range []any{p["metrics"], p["ci95"].(map[string]any)["metrics"]} {
 			for k := range names {
 				delete(m.(map[string]any), k)
+			}
+		}
+	}
+	for _, key := range []string{"paired", "best_baseline_paired"} {
+		pairs, _ := rep[key].(map[string]any)
+		for _, d := range pairs {
+			for k := range names {
+				delete(d.(map[string]any)["metrics"].(map[string]any), k)
 			}
 		}
 	}

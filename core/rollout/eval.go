@@ -178,6 +178,11 @@ type EvalReport struct {
 	// paired difference to it on the same seeds (grpo − that policy);
 	// absent when the trained policy was not evaluated.
 	Paired map[string]PairedResult `json:"paired,omitempty"`
+	// BestPaired holds, for every evaluated policy other than the trained
+	// one and the best baseline, the best baseline's paired difference to
+	// it on the same seeds (BestBaseline − that policy): whether the best
+	// baseline is better than the next ones, or only level with them.
+	BestPaired map[string]PairedResult `json:"best_baseline_paired,omitempty"`
 }
 
 // Evaluate plays every policy on the same held-out seeds: the trained
@@ -306,18 +311,26 @@ func evaluate(ctx context.Context, s Setup, pl Player, trained *policy.Policy, e
 		}
 	}
 	rep.BestBaseline = rep.bestBaseline()
-	if g, ok := samples["grpo"]; ok {
-		for name, other := range samples {
-			if name == "grpo" {
-				continue
-			}
-			if rep.Paired == nil {
-				rep.Paired = map[string]PairedResult{}
-			}
-			rep.Paired[name] = pairedFigures(g, other, spec.TaskNames)
+	rep.Paired = pairedWith(samples, "grpo", spec.TaskNames)
+	rep.BestPaired = pairedWith(samples, rep.BestBaseline, spec.TaskNames)
+	return rep, nil
+}
+
+// pairedWith returns the paired difference of policy first to every
+// other policy but the trained one ("grpo"), seed by seed; nil when first
+// was not evaluated.
+func pairedWith(samples map[string]*episodeFigures, first string, taskNames []string) map[string]PairedResult {
+	a, ok := samples[first]
+	if !ok {
+		return nil
+	}
+	out := map[string]PairedResult{}
+	for name, other := range samples {
+		if name != first && name != "grpo" {
+			out[name] = pairedFigures(a, other, taskNames)
 		}
 	}
-	return rep, nil
+	return out
 }
 
 func checkPolicyFits(p *policy.Policy, obs, decisions, agents int) error {
@@ -667,7 +680,18 @@ func (r EvalReport) markedName(n string) string {
 // [95 % interval] ([DiffCell]). It returns no rows when the trained
 // policy was not evaluated.
 func (r EvalReport) PairedTable(metrics []string) (head []string, rows [][]string) {
-	if len(r.Paired) == 0 {
+	return r.pairedTable("grpo", r.Paired, metrics)
+}
+
+// BestPairedTable is [EvalReport.PairedTable] for the best baseline's
+// paired differences to the other policies ([EvalReport.BestPaired]).
+func (r EvalReport) BestPairedTable(metrics []string) (head []string, rows [][]string) {
+	return r.pairedTable(r.BestBaseline, r.BestPaired, metrics)
+}
+
+// pairedTable is the table of policy first's paired differences.
+func (r EvalReport) pairedTable(first string, paired map[string]PairedResult, metrics []string) (head []string, rows [][]string) {
+	if len(paired) == 0 {
 		return nil, nil
 	}
 	comps, mets := r.Columns(metrics)
@@ -678,7 +702,7 @@ func (r EvalReport) PairedTable(metrics []string) (head []string, rows [][]strin
 	}
 	head = append(append(append(head, comps...), mets...), core.MetricMakespan, core.MetricTokens, core.MetricLLMCalls)
 	for _, n := range r.PolicyOrder() {
-		d, ok := r.Paired[n]
+		d, ok := paired[n]
 		if !ok {
 			continue
 		}
@@ -686,7 +710,7 @@ func (r EvalReport) PairedTable(metrics []string) (head []string, rows [][]strin
 		if d.Excluded > 0 {
 			pairs += fmt.Sprintf(" (%d excl.)", d.Excluded)
 		}
-		row := []string{"grpo − " + r.markedName(n), pairs, DiffCell("%.4f", d.Reward)}
+		row := []string{r.markedName(first) + " − " + r.markedName(n), pairs, DiffCell("%.4f", d.Reward)}
 		if byTask > 0 {
 			cell := "–"
 			if d.RewardByTask != nil {
@@ -807,6 +831,10 @@ func (r EvalReport) WriteTable(w io.Writer) {
 		if n := r.pairedByTask(); n > 0 {
 			fmt.Fprintf(w, "reward by task: the same mean, its interval over the %d task instances (documents, classes) the seeds played, resampled whole: whether the difference would hold on other instances\n", n)
 		}
+		writeAligned(w, head, rows)
+	}
+	if head, rows := r.BestPairedTable(qualityMetrics); len(rows) > 0 {
+		fmt.Fprintf(w, "\nthe best baseline against the other policies, paired the same way: is it better than the next ones, or level with them\n")
 		writeAligned(w, head, rows)
 	}
 	if head, rows := r.TrafficTable(); len(rows) > 0 {

@@ -313,6 +313,16 @@ func TestEvaluateIntervalsAndPaired(t *testing.T) {
 	if rep.BestBaseline != "workers" {
 		t.Errorf("best baseline %q, want workers (highest mean reward)", rep.BestBaseline)
 	}
+	// The best baseline against the others, seed by seed; never against
+	// itself or the trained policy.
+	if want := stats.PairedDiffCI(per["workers"], per["half"]); rep.BestPaired["half"].Reward.Mean != want.Mean || rep.BestPaired["half"].Reward.CI95 != want.CI95 {
+		t.Errorf("workers − half: %+v; want %+v", rep.BestPaired["half"].Reward, want)
+	}
+	for _, name := range []string{"grpo", "workers", "half", "stallers"} {
+		if _, ok := rep.BestPaired[name]; ok == (name == "grpo" || name == "workers") {
+			t.Errorf("best baseline paired with %s: %v; want it paired with half and stallers only", name, ok)
+		}
+	}
 	for _, name := range []string{"workers", "half"} {
 		want := stats.PairedDiffCI(per["grpo"], per[name])
 		got := rep.Paired[name]
