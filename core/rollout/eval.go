@@ -695,7 +695,7 @@ func (r EvalReport) pairedTable(first string, paired map[string]PairedResult, me
 		return nil, nil
 	}
 	comps, mets := r.Columns(metrics)
-	byTask := r.pairedByTask()
+	byTask := tasksPaired(paired)
 	head = []string{"difference", "pairs", "reward"}
 	if byTask > 0 {
 		head = append(head, fmt.Sprintf("reward by task (%d)", byTask))
@@ -792,11 +792,11 @@ func (r EvalReport) WriteTaskTable(w io.Writer) bool {
 	return true
 }
 
-// pairedByTask returns the most task instances any paired difference
-// was grouped by (0 when the env reports no core.MetricTask).
-func (r EvalReport) pairedByTask() int {
+// tasksPaired returns the most task instances any paired difference of
+// paired was grouped by (0 when the env reports no core.MetricTask).
+func tasksPaired(paired map[string]PairedResult) int {
 	n := 0
-	for _, d := range r.Paired {
+	for _, d := range paired {
 		if d.RewardByTask != nil {
 			n = max(n, d.RewardByTask.Tasks)
 		}
@@ -828,13 +828,13 @@ func (r EvalReport) WriteTable(w io.Writer) {
 	}
 	if head, rows := r.PairedTable(qualityMetrics); len(rows) > 0 {
 		fmt.Fprintf(w, "\npaired on the same seeds: mean difference [95%% paired-bootstrap interval]; a seed where either episode failed is excluded\n")
-		if n := r.pairedByTask(); n > 0 {
+		if n := tasksPaired(r.Paired); n > 0 {
 			fmt.Fprintf(w, "reward by task: the same mean, its interval over the %d task instances (documents, classes) the seeds played, resampled whole: whether the difference would hold on other instances\n", n)
 		}
 		writeAligned(w, head, rows)
 	}
 	if head, rows := r.BestPairedTable(qualityMetrics); len(rows) > 0 {
-		fmt.Fprintf(w, "\nthe best baseline against the other policies, paired the same way: is it better than the next ones, or level with them\n")
+		fmt.Fprintf(w, "\nthe best baseline against the other policies on the same seeds, mean difference [95%% paired-bootstrap interval]: is it ahead of the next ones, or level with them\n")
 		writeAligned(w, head, rows)
 	}
 	if head, rows := r.TrafficTable(); len(rows) > 0 {
