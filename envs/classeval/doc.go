@@ -83,8 +83,10 @@
 // code, stays the skeleton's stub) and the class's full unittest suite,
 // hidden from the agents, runs in the sandbox: pass_rate is the fraction
 // of methods whose TestCase passes, class_pass whether every TestCase
-// (the class-level one included) passes. A class whose tests hang or crash
-// scores what did not pass as failed; it never fails the episode.
+// (the class-level one included) passes; broken_share is the fraction of
+// methods submitted visibly broken or never written. A class whose tests
+// hang or crash scores what did not pass as failed; it never fails the
+// episode.
 //
 // # References
 //
