@@ -229,11 +229,11 @@ func teamBucket(t *testing.T, e *Env, seed uint64) string {
 // reproduce them seed by seed on held-out episodes, and strong_by_team
 // must be stage 2's per-team choice.
 //
-// Slow (about 539 × TRAIN + 17 × TRAIN2 + 25 × HELDOUT episodes that run
-// Python; 21 min on 2 cores for TRAIN=256, TRAIN2=512 with an empty cache,
-// about a minute once the cache holds them): run with
+// Slow (about 539 × TRAIN + 25 × TRAIN2 + 30 × HELDOUT episodes that run
+// Python; with 407 rules, 51 min on 2 cores for TRAIN=256, TRAIN2=512 with
+// an empty cache, about 3 minutes once the cache holds them): run with
 //
-//	TROUPE_CLASSEVAL_HEADROOM=1 nice -n 10 go test ./envs/classeval -run TestHeadroom -v -timeout 120m
+//	TROUPE_CLASSEVAL_HEADROOM=1 nice -n 10 go test ./envs/classeval -run TestHeadroom -v -timeout 180m
 //
 // TROUPE_CLASSEVAL_HEADROOM_TRAIN and _HELDOUT set the numbers of seeds
 // (default 64 and 200), _TRAIN2 stage 2's further training seeds
