@@ -229,7 +229,7 @@ func teamBucket(t *testing.T, e *Env, seed uint64) string {
 // reproduce them seed by seed on held-out episodes, and strong_by_team
 // must be stage 2's per-team choice.
 //
-// Slow (about 539 × TRAIN + 25 × TRAIN2 + 30 × HELDOUT episodes that run
+// Slow (about 539 × TRAIN + 20 × TRAIN2 + 25 × HELDOUT episodes that run
 // Python; with 407 rules, 51 min on 2 cores for TRAIN=256, TRAIN2=512 with
 // an empty cache, about 3 minutes once the cache holds them): run with
 //
