@@ -778,10 +778,11 @@ func (e *Env) classPrompt() string {
 // broken, with what was wrong with it.
 func (e *Env) rewritePrompt(j int) string {
 	m := e.methods[j]
+	previous, why := "A previous implementation:", "failed its examples:\n```\n"+m.output+"\n```\n"
 	if m.broken {
-		return e.implementPrompt(j, false) + "A previous reply gave:\n```python\n" + m.rec.Code + "\n```\n(" + onReading(*m.rec) + ")\nWrite the method again.\n"
+		previous, why = "A previous reply gave:", "("+onReading(*m.rec)+")\n"
 	}
-	return e.implementPrompt(j, false) + "A previous implementation:\n```python\n" + m.rec.Code + "\n```\nfailed its examples:\n```\n" + m.output + "\n```\nWrite the method again.\n"
+	return e.implementPrompt(j, false) + previous + "\n```python\n" + m.rec.Code + "\n```\n" + why + "Write the method again.\n"
 }
 
 // Step applies the joint action: the free agents start their decisions,

@@ -77,6 +77,11 @@ func playJoint(t *testing.T, e *Env, seed uint64, joint func() []int) core.StepR
 	return core.StepResult{}
 }
 
+// agentOf returns the coder backed by model, -1 if the team has none.
+func agentOf(e *Env, model string) int {
+	return slices.IndexFunc(e.agents, func(a *agent) bool { return a.model.Name == model })
+}
+
 // seedWhere returns the first seed from 2 whose team ok accepts.
 func seedWhere(t *testing.T, e *Env, ok func() bool) uint64 {
 	t.Helper()
@@ -501,25 +506,11 @@ func TestClassesParamPlaysExactlyThose(t *testing.T) {
 func TestVisiblyBrokenIsFailing(t *testing.T) {
 	withStrengths(t)
 	e := fakeEnv(t, map[string]any{"split": "all"})
-	seed := seedWhere(t, e, func() bool {
-		names := []string{}
-		for _, a := range e.agents {
-			names = append(names, a.model.Name)
-		}
-		return slices.Contains(names, "Vicuna") && slices.Contains(names, "GPT-4")
-	})
+	seed := seedWhere(t, e, func() bool { return agentOf(e, "Vicuna") >= 0 && agentOf(e, "GPT-4") >= 0 })
 	if _, err := e.Reset(seed); err != nil {
 		t.Fatal(err)
 	}
-	v, g := -1, -1
-	for i, a := range e.agents {
-		switch a.model.Name {
-		case "Vicuna":
-			v = i
-		case "GPT-4":
-			g = i
-		}
-	}
+	v, g := agentOf(e, "Vicuna"), agentOf(e, "GPT-4")
 	step := func(who, d int) {
 		t.Helper()
 		acts := make([]core.Action, len(e.agents))
