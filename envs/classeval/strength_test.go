@@ -12,6 +12,7 @@ import (
 
 	"github.com/troupe-dev/troupe/core"
 	"github.com/troupe-dev/troupe/core/rollout"
+	"github.com/troupe-dev/troupe/internal/stats"
 )
 
 // TestMeasureStrength measures the model table's strengths: per model, the
@@ -504,4 +505,134 @@ func count(xs []bool) int {
 		n += b2i(x)
 	}
 	return n
+}
+
+// TestMeasureAssignment measures whether what a coder sees of a method
+// before anyone writes it — its description's length, its dependencies —
+// tells which methods a weaker teammate should take so that the team
+// loses least to parallel work. For every pair of the pool's models, the
+// stronger S and the weaker W (by modelStrength), on every training class
+// with at least two methods, W takes ⌊M/2⌋ of the methods and S the rest,
+// each scored as in its own model's m_dire assembly; W's half is chosen in
+// the order the skeleton gives (its last half, or its first), by the
+// shortest descriptions, by the fewest method dependencies, or in
+// hindsight (the methods where W loses least to S). It logs the method
+// pass rate of each choice per pair, over all pairs the shortest
+// descriptions against the skeleton's order, paired by (pair, class) with
+// a 95 % interval, and per model how well a short description predicts
+// that its method passes (AUC). Behind TROUPE_CLASSEVAL_MEASURE=1 (about 1 minute on 2
+// cores with an empty cache):
+//
+//	TROUPE_CLASSEVAL_MEASURE=1 go test ./envs/classeval -run TestMeasureAssignment -v -timeout 60m
+func TestMeasureAssignment(t *testing.T) {
+	e := measureEnv(t)
+	sb, ok := e.be.(*suiteBackend)
+	if !ok {
+		t.Fatalf("backend %T: the measurement reads method descriptions from the suite backend", e.be)
+	}
+	var mu sync.Mutex
+	pass := map[string]map[int][]bool{} // by model, training class: per method
+	eachSourceAssembly(t, e, DefaultPool, []string{"m_dire"}, func(model, _ string, ti int, _ []*recording, s classScore) {
+		mu.Lock()
+		defer mu.Unlock()
+		if pass[model] == nil {
+			pass[model] = map[int][]bool{}
+		}
+		pass[model][ti] = s.MethodPass
+	})
+	choices := []string{"S alone", "W last half", "W first half", "W shortest", "W fewest deps", "W hindsight"}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-42s", "S / W")
+	for _, c := range choices {
+		fmt.Fprintf(&b, " %13s", c)
+	}
+	b.WriteString("\n")
+	var shortest, inOrder []float64 // per (pair, class)
+	for _, s := range DefaultPool {
+		for _, w := range DefaultPool {
+			if strengthOf(w) >= strengthOf(s) {
+				continue
+			}
+			sum := make([]float64, len(choices))
+			classes := 0
+			for _, ti := range e.train {
+				ps, pw := pass[s][ti], pass[w][ti]
+				m := len(ps)
+				if m < 2 || len(pw) != m {
+					continue
+				}
+				desc := sb.cls[ti].Methods
+				idx := make([]int, m)
+				for j := range idx {
+					idx[j] = j
+				}
+				score := func(order []int) float64 { // W takes order[:m/2]
+					ok := 0
+					for k, j := range order {
+						if k < m/2 && pw[j] || k >= m/2 && ps[j] {
+							ok++
+						}
+					}
+					return float64(ok) / float64(m)
+				}
+				by := func(key func(j int) int) []int {
+					o := slices.Clone(idx)
+					slices.SortStableFunc(o, func(a, c int) int { return key(a) - key(c) })
+					return o
+				}
+				last := by(func(j int) int { return -j })
+				got := []float64{
+					float64(count(ps)) / float64(m),
+					score(last),
+					score(idx),
+					score(by(func(j int) int { return len(desc[j].Description) })),
+					score(by(func(j int) int { return len(desc[j].MethodDeps) })),
+					score(by(func(j int) int { return b2i(ps[j]) - b2i(pw[j]) })),
+				}
+				for k := range got {
+					sum[k] += got[k]
+				}
+				shortest = append(shortest, got[3])
+				inOrder = append(inOrder, got[1])
+				classes++
+			}
+			fmt.Fprintf(&b, "%-42s", s+" / "+w)
+			for k := range choices {
+				fmt.Fprintf(&b, " %13.3f", sum[k]/float64(max(1, classes)))
+			}
+			b.WriteString("\n")
+		}
+	}
+	// How well a short description predicts that a model's method passes:
+	// the AUC of −len(description) for the hidden TestCase, per model.
+	var auc strings.Builder
+	for _, model := range DefaultPool {
+		var passing, failing []int
+		for _, ti := range e.train {
+			for j, ok := range pass[model][ti] {
+				n := len(sb.cls[ti].Methods[j].Description)
+				if ok {
+					passing = append(passing, n)
+				} else {
+					failing = append(failing, n)
+				}
+			}
+		}
+		wins := 0.0
+		for _, p := range passing {
+			for _, f := range failing {
+				switch {
+				case p < f:
+					wins++
+				case p == f:
+					wins += 0.5
+				}
+			}
+		}
+		fmt.Fprintf(&auc, " %s %.2f", model, wins/float64(max(1, len(passing)*len(failing))))
+	}
+	t.Logf("AUC of a shorter description for a passing method (m_dire):%s", auc.String())
+	d := stats.PairedDiffCI(shortest, inOrder)
+	t.Logf("method pass rate when the weaker model W writes half of each training class, by how the half is chosen:\n%s", b.String())
+	t.Logf("over every pair and class (%d): W shortest − W last half %+.4f %s", d.Pairs, d.Mean, d.CI95)
 }
