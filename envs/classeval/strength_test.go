@@ -300,13 +300,15 @@ func b2i(v bool) int {
 }
 
 // measureEnv skips a measurement unless TROUPE_CLASSEVAL_MEASURE=1 and
-// returns the env with its default params (no sandbox cache).
+// returns the env with its default params; its sandbox outcomes are kept
+// in TROUPE_CLASSEVAL_MEASURE_CACHE when that is set (Params.CacheDir:
+// the outcomes, and so the measurement, are the same either way).
 func measureEnv(t *testing.T) *Env {
 	t.Helper()
 	if os.Getenv("TROUPE_CLASSEVAL_MEASURE") != "1" {
 		t.Skip("set TROUPE_CLASSEVAL_MEASURE=1 to measure")
 	}
-	e, err := New(map[string]any{})
+	e, err := New(map[string]any{"cache_dir": os.Getenv("TROUPE_CLASSEVAL_MEASURE_CACHE")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -635,4 +637,249 @@ func TestMeasureAssignment(t *testing.T) {
 	d := stats.PairedDiffCI(shortest, inOrder)
 	t.Logf("method pass rate when the weaker model W writes half of each training class, by how the half is chosen:\n%s", b.String())
 	t.Logf("over every pair and class (%d): W shortest − W last half %+.4f %s", d.Pairs, d.Mean, d.CI95)
+}
+
+// TestMeasureWhatPredictsAPass measures how well everything a team can see
+// of a method's version, taken together, predicts whether its hidden
+// TestCase passes — the ceiling of any policy's judgement of "keep or
+// rewrite" — against what the rules read. Every recorded version (every
+// model, source and class, each in its own source's assembly, its examples
+// run) is a row; a logistic regression is fitted on the training classes'
+// rows and scored on the held-out classes' (AUC) with three feature sets:
+// the model alone; the model, whether the method has examples, whether they
+// passed and whether the reply is visibly broken (what the rules read);
+// and all of that plus the source, the kinds of failed examples, the
+// reply's, code's and description's lengths, the method's dependencies and
+// position, and the model × examples interactions. Behind
+// TROUPE_CLASSEVAL_MEASURE=1 (about 20 minutes on 2 cores with an empty
+// cache, since it runs every version's examples; 2 s with a filled one):
+//
+//	TROUPE_CLASSEVAL_MEASURE=1 TROUPE_CLASSEVAL_MEASURE_CACHE=/tmp/ce-cache go test ./envs/classeval -run TestMeasureWhatPredictsAPass -v -timeout 60m
+func TestMeasureWhatPredictsAPass(t *testing.T) {
+	e := measureEnv(t)
+	sb, ok := e.be.(*suiteBackend)
+	if !ok {
+		t.Fatalf("backend %T: the measurement reads method descriptions from the suite backend", e.be)
+	}
+	held := map[int]bool{}
+	for _, ti := range e.held {
+		held[ti] = true
+	}
+	e.train = append(slices.Clone(e.train), e.held...) // eachSourceAssembly plays e.train
+	sources := []string{"m_dire", "m_iter", "c_t0", "c_5"}
+	type version struct {
+		model, source    string
+		j, methods       int
+		held, pass       bool
+		examples, broken bool
+		examplesPass     bool
+		kinds            [4]int
+		replyTokens      int
+		code, desc, deps int
+	}
+	var mu sync.Mutex
+	var versions []version
+	eachSourceAssembly(t, e, DefaultPool, nil, func(model, source string, ti int, recs []*recording, s classScore) {
+		task := e.be.Tasks()[ti]
+		var got []version
+		for j, rec := range recs {
+			if rec == nil {
+				continue
+			}
+			m := task.Methods[j]
+			v := version{model: model, source: strings.Split(source, "#")[0], j: j, methods: len(task.Methods),
+				held: held[ti], pass: s.MethodPass[j], examples: m.Examples > 0, broken: visiblyBroken(*rec),
+				replyTokens: rec.CompletionTokens, code: len(rec.impl.Source),
+				desc: len(sb.cls[ti].Methods[j].Description), deps: len(m.Deps)}
+			if v.examples {
+				x, err := e.be.RunExamples(ti, j, recs)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				v.examplesPass, v.kinds = x.Pass, x.Kinds
+			}
+			got = append(got, v)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		versions = append(versions, got...)
+	})
+	// eachSourceAssembly runs concurrently: fix the rows' order.
+	slices.SortFunc(versions, func(a, b version) int {
+		return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+	})
+	f := func(x bool) float64 { return float64(b2i(x)) }
+	ruleFeatures := func(v version) []float64 {
+		x := []float64{1}
+		for _, m := range DefaultPool {
+			x = append(x, f(v.model == m))
+		}
+		return append(x, f(v.examples), f(v.examples && v.examplesPass), f(v.examples && !v.examplesPass), f(v.broken))
+	}
+	sets := []struct {
+		name     string
+		features func(v version) []float64
+	}{
+		{"the model alone", func(v version) []float64 { return ruleFeatures(v)[:1+len(DefaultPool)] }},
+		{"model, examples, broken (the rules')", ruleFeatures},
+		{"everything visible", func(v version) []float64 {
+			x := ruleFeatures(v)
+			for _, s := range sources {
+				x = append(x, f(v.source == s))
+			}
+			for _, k := range v.kinds {
+				x = append(x, f(k > 0))
+			}
+			x = append(x, math.Log1p(float64(v.replyTokens)), math.Log1p(float64(v.code)), math.Log1p(float64(v.desc)),
+				float64(v.deps), float64(v.methods)/10, float64(v.j)/float64(v.methods))
+			for _, m := range DefaultPool {
+				x = append(x, f(v.model == m && v.examples && v.examplesPass), f(v.model == m && v.examples && !v.examplesPass))
+			}
+			return x
+		}},
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-38s %10s %10s %10s %10s\n", "features", "train AUC", "held AUC", "GPT-4", "ChatGPT")
+	for _, set := range sets {
+		var trainX, heldX [][]float64
+		var trainY, heldY []bool
+		var heldModel []string
+		for _, v := range versions {
+			if v.held {
+				heldX, heldY, heldModel = append(heldX, set.features(v)), append(heldY, v.pass), append(heldModel, v.model)
+			} else {
+				trainX, trainY = append(trainX, set.features(v)), append(trainY, v.pass)
+			}
+		}
+		w := fitLogistic(trainX, trainY)
+		score := func(xs [][]float64) []float64 {
+			out := make([]float64, len(xs))
+			for i, x := range xs {
+				for k := range x {
+					out[i] += w[k] * x[k]
+				}
+			}
+			return out
+		}
+		heldS := score(heldX)
+		only := func(model string) ([]float64, []bool) {
+			var s []float64
+			var y []bool
+			for i, m := range heldModel {
+				if m == model {
+					s, y = append(s, heldS[i]), append(y, heldY[i])
+				}
+			}
+			return s, y
+		}
+		g4s, g4y := only("GPT-4")
+		cgs, cgy := only("ChatGPT")
+		fmt.Fprintf(&b, "%-38s %10.3f %10.3f %10.3f %10.3f\n", set.name, rocAUC(score(trainX), trainY), rocAUC(heldS, heldY), rocAUC(g4s, g4y), rocAUC(cgs, cgy))
+	}
+	nHeld := 0
+	for _, v := range versions {
+		nHeld += b2i(v.held)
+	}
+	t.Logf("%d versions (%d of held-out classes): how well each feature set predicts a version's hidden TestCase, fitted on the training classes:\n%s", len(versions), nHeld, b.String())
+}
+
+// fitLogistic fits a logistic regression of y on xs (each row with its
+// own intercept column) by Newton's method, with a small ridge penalty so
+// that features constant on the sample stay finite.
+func fitLogistic(xs [][]float64, y []bool) []float64 {
+	d := len(xs[0])
+	w := make([]float64, d)
+	const ridge = 1.0
+	for range 50 {
+		g := make([]float64, d)
+		h := make([][]float64, d)
+		for k := range h {
+			h[k] = make([]float64, d)
+			g[k] = ridge * w[k]
+			h[k][k] = ridge
+		}
+		for i, x := range xs {
+			z := 0.0
+			for k := range x {
+				z += w[k] * x[k]
+			}
+			p := 1 / (1 + math.Exp(-z))
+			r := p - float64(b2i(y[i]))
+			for k := range x {
+				g[k] += r * x[k]
+				for l := range x {
+					h[k][l] += p * (1 - p) * x[k] * x[l]
+				}
+			}
+		}
+		step := solve(h, g)
+		size := 0.0
+		for k := range w {
+			w[k] -= step[k]
+			size = math.Max(size, math.Abs(step[k]))
+		}
+		if size < 1e-9 {
+			break
+		}
+	}
+	return w
+}
+
+// solve returns x with a·x = b, by Gaussian elimination with partial
+// pivoting (a is positive definite here).
+func solve(a [][]float64, b []float64) []float64 {
+	n := len(b)
+	m := make([][]float64, n)
+	for i := range m {
+		m[i] = append(slices.Clone(a[i]), b[i])
+	}
+	for c := range n {
+		p := c
+		for r := c + 1; r < n; r++ {
+			if math.Abs(m[r][c]) > math.Abs(m[p][c]) {
+				p = r
+			}
+		}
+		m[c], m[p] = m[p], m[c]
+		for r := c + 1; r < n; r++ {
+			k := m[r][c] / m[c][c]
+			for l := c; l <= n; l++ {
+				m[r][l] -= k * m[c][l]
+			}
+		}
+	}
+	x := make([]float64, n)
+	for r := n - 1; r >= 0; r-- {
+		s := m[r][n]
+		for l := r + 1; l < n; l++ {
+			s -= m[r][l] * x[l]
+		}
+		x[r] = s / m[r][r]
+	}
+	return x
+}
+
+// rocAUC is the probability that a passing row scores above a failing one
+// (ties count half).
+func rocAUC(s []float64, y []bool) float64 {
+	var pos, neg []float64
+	for i, v := range s {
+		if y[i] {
+			pos = append(pos, v)
+		} else {
+			neg = append(neg, v)
+		}
+	}
+	slices.Sort(neg)
+	sum := 0.0
+	for _, p := range pos {
+		lo, _ := slices.BinarySearch(neg, p)
+		hi := lo
+		for hi < len(neg) && neg[hi] == p {
+			hi++
+		}
+		sum += float64(lo) + float64(hi-lo)/2
+	}
+	return sum / float64(len(pos)*len(neg))
 }
