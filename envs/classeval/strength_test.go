@@ -883,3 +883,34 @@ func rocAUC(s []float64, y []bool) float64 {
 	}
 	return sum / float64(len(pos)*len(neg))
 }
+
+// TestMeasurementMath checks the measurement's own arithmetic: the AUC of
+// known rankings, and a logistic regression that recovers the log-odds of
+// a sample whose rates are known.
+func TestMeasurementMath(t *testing.T) {
+	if got := rocAUC([]float64{3, 2, 1, 0}, []bool{true, true, false, false}); got != 1 {
+		t.Errorf("AUC of a perfect ranking = %v, want 1", got)
+	}
+	// Passing rows score 0 and 1, failing ones 1 and 2: of the 4 pairs
+	// only the tie (1, 1) counts, half.
+	if got := rocAUC([]float64{0, 1, 1, 2}, []bool{true, true, false, false}); got != 0.125 {
+		t.Errorf("AUC with a tie = %v, want 0.125", got)
+	}
+	// Two groups: passing 1 in 5 (log-odds −ln 4) and 4 in 5 (+ln 4), large
+	// enough that the ridge penalty moves the fit by less than 0.01.
+	var xs [][]float64
+	var y []bool
+	for g := range 2 {
+		for k := range 20000 {
+			xs = append(xs, []float64{1, float64(g)})
+			y = append(y, (g == 0 && k%5 == 0) || (g == 1 && k%5 != 0))
+		}
+	}
+	w := fitLogistic(xs, y)
+	if want := -math.Log(4); math.Abs(w[0]-want) > 0.01 {
+		t.Errorf("intercept %v, want %v", w[0], want)
+	}
+	if want := 2 * math.Log(4); math.Abs(w[1]-want) > 0.02 {
+		t.Errorf("slope %v, want %v", w[1], want)
+	}
+}
