@@ -609,29 +609,15 @@ func TestMeasureAssignment(t *testing.T) {
 	// the AUC of −len(description) for the hidden TestCase, per model.
 	var auc strings.Builder
 	for _, model := range DefaultPool {
-		var passing, failing []int
+		var short []float64
+		var passed []bool
 		for _, ti := range e.train {
 			for j, ok := range pass[model][ti] {
-				n := len(sb.cls[ti].Methods[j].Description)
-				if ok {
-					passing = append(passing, n)
-				} else {
-					failing = append(failing, n)
-				}
+				short = append(short, -float64(len(sb.cls[ti].Methods[j].Description)))
+				passed = append(passed, ok)
 			}
 		}
-		wins := 0.0
-		for _, p := range passing {
-			for _, f := range failing {
-				switch {
-				case p < f:
-					wins++
-				case p == f:
-					wins += 0.5
-				}
-			}
-		}
-		fmt.Fprintf(&auc, " %s %.2f", model, wins/float64(max(1, len(passing)*len(failing))))
+		fmt.Fprintf(&auc, " %s %.2f", model, rocAUC(short, passed))
 	}
 	t.Logf("AUC of a shorter description for a passing method (m_dire):%s", auc.String())
 	d := stats.PairedDiffCI(shortest, inOrder)
