@@ -617,7 +617,7 @@ func TestMeasureAssignment(t *testing.T) {
 				passed = append(passed, ok)
 			}
 		}
-		fmt.Fprintf(&auc, " %s %.2f", model, rocAUC(short, passed))
+		fmt.Fprintf(&auc, " %s %.2f", model, stats.AUC(short, passed))
 	}
 	t.Logf("AUC of a shorter description for a passing method (m_dire):%s", auc.String())
 	d := stats.PairedDiffCI(shortest, inOrder)
@@ -738,13 +738,11 @@ func TestMeasureWhatPredictsAPass(t *testing.T) {
 				trainX, trainY = append(trainX, set.features(v)), append(trainY, v.pass)
 			}
 		}
-		w := fitLogistic(trainX, trainY)
+		w := stats.FitLogistic(trainX, trainY, 1)
 		score := func(xs [][]float64) []float64 {
 			out := make([]float64, len(xs))
 			for i, x := range xs {
-				for k := range x {
-					out[i] += w[k] * x[k]
-				}
+				out[i] = stats.Dot(w, x)
 			}
 			return out
 		}
@@ -761,142 +759,11 @@ func TestMeasureWhatPredictsAPass(t *testing.T) {
 		}
 		g4s, g4y := only("GPT-4")
 		cgs, cgy := only("ChatGPT")
-		fmt.Fprintf(&b, "%-38s %10.3f %10.3f %10.3f %10.3f\n", set.name, rocAUC(score(trainX), trainY), rocAUC(heldS, heldY), rocAUC(g4s, g4y), rocAUC(cgs, cgy))
+		fmt.Fprintf(&b, "%-38s %10.3f %10.3f %10.3f %10.3f\n", set.name, stats.AUC(score(trainX), trainY), stats.AUC(heldS, heldY), stats.AUC(g4s, g4y), stats.AUC(cgs, cgy))
 	}
 	nHeld := 0
 	for _, v := range versions {
 		nHeld += b2i(v.held)
 	}
 	t.Logf("%d versions (%d of held-out classes): how well each feature set predicts a version's hidden TestCase, fitted on the training classes:\n%s", len(versions), nHeld, b.String())
-}
-
-// fitLogistic fits a logistic regression of y on xs (each row with its
-// own intercept column) by Newton's method, with a small ridge penalty so
-// that features constant on the sample stay finite.
-func fitLogistic(xs [][]float64, y []bool) []float64 {
-	d := len(xs[0])
-	w := make([]float64, d)
-	const ridge = 1.0
-	for range 50 {
-		g := make([]float64, d)
-		h := make([][]float64, d)
-		for k := range h {
-			h[k] = make([]float64, d)
-			g[k] = ridge * w[k]
-			h[k][k] = ridge
-		}
-		for i, x := range xs {
-			z := 0.0
-			for k := range x {
-				z += w[k] * x[k]
-			}
-			p := 1 / (1 + math.Exp(-z))
-			r := p - float64(b2i(y[i]))
-			for k := range x {
-				g[k] += r * x[k]
-				for l := range x {
-					h[k][l] += p * (1 - p) * x[k] * x[l]
-				}
-			}
-		}
-		step := solve(h, g)
-		size := 0.0
-		for k := range w {
-			w[k] -= step[k]
-			size = math.Max(size, math.Abs(step[k]))
-		}
-		if size < 1e-9 {
-			break
-		}
-	}
-	return w
-}
-
-// solve returns x with a·x = b, by Gaussian elimination with partial
-// pivoting (a is positive definite here).
-func solve(a [][]float64, b []float64) []float64 {
-	n := len(b)
-	m := make([][]float64, n)
-	for i := range m {
-		m[i] = append(slices.Clone(a[i]), b[i])
-	}
-	for c := range n {
-		p := c
-		for r := c + 1; r < n; r++ {
-			if math.Abs(m[r][c]) > math.Abs(m[p][c]) {
-				p = r
-			}
-		}
-		m[c], m[p] = m[p], m[c]
-		for r := c + 1; r < n; r++ {
-			k := m[r][c] / m[c][c]
-			for l := c; l <= n; l++ {
-				m[r][l] -= k * m[c][l]
-			}
-		}
-	}
-	x := make([]float64, n)
-	for r := n - 1; r >= 0; r-- {
-		s := m[r][n]
-		for l := r + 1; l < n; l++ {
-			s -= m[r][l] * x[l]
-		}
-		x[r] = s / m[r][r]
-	}
-	return x
-}
-
-// rocAUC is the probability that a passing row scores above a failing one
-// (ties count half).
-func rocAUC(s []float64, y []bool) float64 {
-	var pos, neg []float64
-	for i, v := range s {
-		if y[i] {
-			pos = append(pos, v)
-		} else {
-			neg = append(neg, v)
-		}
-	}
-	slices.Sort(neg)
-	sum := 0.0
-	for _, p := range pos {
-		lo, _ := slices.BinarySearch(neg, p)
-		hi := lo
-		for hi < len(neg) && neg[hi] == p {
-			hi++
-		}
-		sum += float64(lo) + float64(hi-lo)/2
-	}
-	return sum / float64(len(pos)*len(neg))
-}
-
-// TestMeasurementMath checks the measurement's own arithmetic: the AUC of
-// known rankings, and a logistic regression that recovers the log-odds of
-// a sample whose rates are known.
-func TestMeasurementMath(t *testing.T) {
-	if got := rocAUC([]float64{3, 2, 1, 0}, []bool{true, true, false, false}); got != 1 {
-		t.Errorf("AUC of a perfect ranking = %v, want 1", got)
-	}
-	// Passing rows score 0 and 1, failing ones 1 and 2: of the 4 pairs
-	// only the tie (1, 1) counts, half.
-	if got := rocAUC([]float64{0, 1, 1, 2}, []bool{true, true, false, false}); got != 0.125 {
-		t.Errorf("AUC with a tie = %v, want 0.125", got)
-	}
-	// Two groups: passing 1 in 5 (log-odds −ln 4) and 4 in 5 (+ln 4), large
-	// enough that the ridge penalty moves the fit by less than 0.01.
-	var xs [][]float64
-	var y []bool
-	for g := range 2 {
-		for k := range 20000 {
-			xs = append(xs, []float64{1, float64(g)})
-			y = append(y, (g == 0 && k%5 == 0) || (g == 1 && k%5 != 0))
-		}
-	}
-	w := fitLogistic(xs, y)
-	if want := -math.Log(4); math.Abs(w[0]-want) > 0.01 {
-		t.Errorf("intercept %v, want %v", w[0], want)
-	}
-	if want := 2 * math.Log(4); math.Abs(w[1]-want) > 0.02 {
-		t.Errorf("slope %v, want %v", w[1], want)
-	}
 }

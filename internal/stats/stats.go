@@ -2,7 +2,8 @@
 // percentile-bootstrap confidence intervals of a mean, of the paired
 // difference of two policies played on the same seeds (resampling seeds,
 // or whole clusters of seeds: the task instances they played), and of a
-// ratio of means.
+// ratio of means; and the small regressions the measurements fit to ask
+// what predicts an outcome (FitLinear, FitLogistic, AUC).
 //
 // Conventions, shared by every function:
 //   - NaN marks a missing value (an episode that failed): it is skipped by
