@@ -2,6 +2,7 @@ package writing
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -211,5 +212,128 @@ func TestPacingRules(t *testing.T) {
 	for ri, r := range rules {
 		d := stats.PairedDiffCI(joint[ri], joint[0])
 		t.Logf("%-60s joint %.4f  − read_once_paced %+.4f [%+.4f, %+.4f]", r.name, stats.Mean(joint[ri]), d.Mean, d.CI95.Lo, d.CI95.Hi)
+	}
+}
+
+// TestLearnedSwitch asks whether the two rules read_once_paced switches
+// between could be told apart episode by episode by a learner that sees
+// more than the document's size: on every episode, read_once_longest and
+// read_once_ready are both played (the same team, limit and writers'
+// draws), and a ridge regression of their difference in joint reward on
+// the writers' observations at the start is fitted on the 40 shipped
+// RFCs' episodes (even seeds) and scored on the 33 validation RFCs' (odd
+// seeds; never the held-out ones): the learned switch plays
+// read_once_longest where the fit says it is the better. Two feature
+// sets: the rate-limit features alone, and every feature of every writer.
+// It logs, per set of documents, each rule's joint reward, the per-episode
+// best of the two in hindsight, and the learned switch − read_once_paced
+// with its 95 % interval. Run with
+//
+//	TROUPE_WRITING_PACED=1 go test ./envs/writing -run TestLearnedSwitch -v
+//
+// TROUPE_WRITING_SWITCH_SEEDS sets the episodes per set (default 600).
+func TestLearnedSwitch(t *testing.T) {
+	needSlowRun(t, "TROUPE_WRITING_PACED", "validation")
+	n := int(envNumber(t, "TROUPE_WRITING_SWITCH_SEEDS", 600))
+	sc := newScorer(t)
+	type episode struct {
+		start                 [][]float64 // each writer's features at the start
+		longest, ready, paced float64
+	}
+	play := func(env *Env, odd uint64) []episode {
+		eps := make([]episode, n)
+		for s := range eps {
+			seed := uint64(2*(s+1)) + odd
+			obs, err := env.Reset(seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ep := &eps[s]
+			for _, o := range obs {
+				ep.start = append(ep.start, slices.Clone(o.Features))
+			}
+			ep.longest = sc.play(env, seed, 0, featurePolicyOf(ReadOnceLongest)).joint
+			ep.ready = sc.play(env, seed, 0, featurePolicyOf(ReadOnceReady)).joint
+			ep.paced = sc.play(env, seed, 0, featurePolicyOf(ReadOncePaced)).joint
+			// The comparison rests on the three playing the same episode:
+			// read_once_paced is one of the other two on every seed.
+			want := ep.longest
+			if ep.start[0][featDocVsLimit] >= PacedDocVsLimit {
+				want = ep.ready
+			}
+			if ep.paced != want {
+				t.Fatalf("seed %d: read_once_paced %v, not the rule it switches to (%v)", seed, ep.paced, want)
+			}
+		}
+		return eps
+	}
+	train := play(newEnv(t, nil), 0)
+	val := play(newEnv(t, map[string]any{"corpus_dir": sharedRFCs, "rfcs": listedRFCs(t, "VALIDATION.txt")}), 1)
+	limit := func(ep episode) []float64 {
+		f := ep.start[0]
+		return []float64{f[featLimitTight], f[featLongestVsLimit], f[featDocVsLimit]}
+	}
+	every := func(ep episode) []float64 {
+		var x []float64
+		for _, f := range ep.start {
+			x = append(x, f...)
+		}
+		return x
+	}
+	for _, set := range []struct {
+		name     string
+		features func(episode) []float64
+	}{{"the rate-limit features", limit}, {"every feature of every writer", every}} {
+		// Standardize on the training episodes; drop what is constant there.
+		raw := make([][]float64, len(train))
+		for i, ep := range train {
+			raw[i] = set.features(ep)
+		}
+		d := len(raw[0])
+		mean, sd := make([]float64, d), make([]float64, d)
+		for k := range d {
+			col := make([]float64, len(raw))
+			for i := range raw {
+				col[i] = raw[i][k]
+			}
+			mean[k] = stats.Mean(col)
+			for _, v := range col {
+				sd[k] += (v - mean[k]) * (v - mean[k])
+			}
+			sd[k] = math.Sqrt(sd[k] / float64(len(col)))
+		}
+		design := func(ep episode) []float64 {
+			x := []float64{1}
+			for k, v := range set.features(ep) {
+				if sd[k] > 1e-9 {
+					x = append(x, (v-mean[k])/sd[k])
+				}
+			}
+			return x
+		}
+		var xs [][]float64
+		var y []float64
+		for _, ep := range train {
+			xs, y = append(xs, design(ep)), append(y, ep.longest-ep.ready)
+		}
+		w := stats.FitLinear(xs, y, 10)
+		for _, docs := range []struct {
+			name string
+			eps  []episode
+		}{{"training (40 shipped RFCs, fitted on)", train}, {"validation (33 RFCs)", val}} {
+			var longest, ready, paced, best, learned []float64
+			for _, ep := range docs.eps {
+				longest, ready, paced = append(longest, ep.longest), append(ready, ep.ready), append(paced, ep.paced)
+				best = append(best, math.Max(ep.longest, ep.ready))
+				pick := ep.ready
+				if stats.Dot(w, design(ep)) > 0 {
+					pick = ep.longest
+				}
+				learned = append(learned, pick)
+			}
+			dv := stats.PairedDiffCI(learned, paced)
+			t.Logf("%s | %s | longest %.4f ready %.4f paced %.4f best of the two %.4f | learned switch %.4f, − paced %+.4f %v",
+				set.name, docs.name, stats.Mean(longest), stats.Mean(ready), stats.Mean(paced), stats.Mean(best), stats.Mean(learned), dv.Mean, dv.CI95)
+		}
 	}
 }
