@@ -596,3 +596,147 @@ func rankOfName(order []string, x string) int {
 	}
 	return -1
 }
+
+// TestLearnedChoice asks the headroom question of a learner instead of a
+// table: on each episode the strongest rules are all played (the same
+// team and class), and for each a ridge regression of its joint reward
+// minus strong_by_team's on the coders' observations at the start (every
+// feature of every coder, standardized) is fitted on training seeds
+// (training classes); the learned choice plays, on each episode, the
+// rule with the highest prediction (strong_by_team's is 0). It logs the
+// rules' and the choice's joint rewards on the training seeds (fitted on)
+// and on the held-out seeds `troupe eval` plays (held-out classes), the
+// per-episode best rule in hindsight, and the choice − strong_by_team
+// with its 95 % interval by seed and over the classes. Slow the first
+// time (the rules on TRAIN + HELDOUT episodes that run Python); about
+// a minute once the cache holds them:
+//
+//	TROUPE_CLASSEVAL_HEADROOM=1 go test ./envs/classeval -run TestLearnedChoice -v -timeout 180m
+//
+// TROUPE_CLASSEVAL_CHOICE_TRAIN and _HELDOUT set the numbers of seeds
+// (default 768 and 1000); the cache is TestHeadroom's.
+func TestLearnedChoice(t *testing.T) {
+	if os.Getenv("TROUPE_CLASSEVAL_HEADROOM") == "" {
+		t.Skip("slow: set TROUPE_CLASSEVAL_HEADROOM=1")
+	}
+	nTrain := hrNumber(t, "TROUPE_CLASSEVAL_CHOICE_TRAIN", 768)
+	nHeld := hrNumber(t, "TROUPE_CLASSEVAL_CHOICE_HELDOUT", 1000)
+	cache := os.Getenv("TROUPE_CLASSEVAL_HEADROOM_CACHE")
+	if cache == "" {
+		cache = "/tmp/ce-cache"
+	}
+	cfg, err := agentfile.Load(headroomAgentfile, "env.params.cache_dir="+strconv.Quote(cache))
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := cfg.Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer built.Close()
+	s := built.Setup
+	s.Rollout.Workers = 2
+	pool, err := rollout.NewPool(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	probe, err := New(cfg.Env.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := []string{BaselineStrongByTeam, BaselineHolisticFix, BaselineHolisticSplit, BaselineStrongNaive, BaselineHolistic}
+	type set struct {
+		name    string
+		jobs    []rollout.Job
+		start   [][]float64 // per episode, every coder's features at the start
+		class   []float64   // per episode, the class played (for the interval over classes)
+		rewards map[string][]float64
+	}
+	sets := []*set{{name: "training seeds (fitted on)"}, {name: "held-out seeds (eval seed 1)"}}
+	for k := range nTrain {
+		ts := rollout.TrainTaskSeed(s.Seed, k/8, k%8)
+		sets[0].jobs = append(sets[0].jobs, rollout.Job{Task: ts, Rollout: rollout.RolloutSeed(ts, 0)})
+	}
+	for k := range nHeld {
+		ts := rollout.EvalTaskSeed(1, k)
+		sets[1].jobs = append(sets[1].jobs, rollout.Job{Task: ts, Rollout: rollout.RolloutSeed(ts, 0)})
+	}
+	for _, st := range sets {
+		st.rewards = map[string][]float64{}
+		for _, j := range st.jobs {
+			obs, err := probe.Reset(j.Task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var x []float64
+			for _, o := range obs {
+				x = append(x, o.Features...)
+			}
+			st.start = append(st.start, x)
+			st.class = append(st.class, float64(probe.task))
+		}
+		for _, r := range rules {
+			st.rewards[r], _ = hrPlay(t, pool, st.jobs, r)
+		}
+	}
+	// Standardize on the training seeds; drop what is constant there.
+	train := sets[0]
+	d := len(train.start[0])
+	mean, sd := make([]float64, d), make([]float64, d)
+	for k := range d {
+		for _, x := range train.start {
+			mean[k] += x[k] / float64(len(train.start))
+		}
+		for _, x := range train.start {
+			sd[k] += (x[k] - mean[k]) * (x[k] - mean[k]) / float64(len(train.start))
+		}
+		sd[k] = math.Sqrt(sd[k])
+	}
+	design := func(x []float64) []float64 {
+		out := []float64{1}
+		for k, v := range x {
+			if sd[k] > 1e-9 {
+				out = append(out, (v-mean[k])/sd[k])
+			}
+		}
+		return out
+	}
+	weights := map[string][]float64{}
+	for _, r := range rules[1:] {
+		var xs [][]float64
+		var y []float64
+		for i, x := range train.start {
+			xs, y = append(xs, design(x)), append(y, train.rewards[r][i]-train.rewards[BaselineStrongByTeam][i])
+		}
+		weights[r] = stats.FitLinear(xs, y, 10)
+	}
+	for _, st := range sets {
+		base := st.rewards[BaselineStrongByTeam]
+		chosen := make([]float64, len(st.jobs))
+		best := make([]float64, len(st.jobs))
+		picks := map[string]int{}
+		for i, x := range st.start {
+			pick, top := BaselineStrongByTeam, 0.0
+			for _, r := range rules[1:] {
+				if p := stats.Dot(weights[r], design(x)); p > top {
+					pick, top = r, p
+				}
+			}
+			picks[pick]++
+			chosen[i] = st.rewards[pick][i]
+			best[i] = math.Inf(-1)
+			for _, r := range rules {
+				best[i] = math.Max(best[i], st.rewards[r][i])
+			}
+		}
+		var line strings.Builder
+		for _, r := range rules {
+			fmt.Fprintf(&line, "%s %.4f, ", r, stats.Mean(st.rewards[r]))
+		}
+		dSeed := stats.PairedDiffCI(chosen, base)
+		dClass := stats.PairedDiffByClusterCI(chosen, base, st.class)
+		t.Logf("%s (%d): %sbest of them in hindsight %.4f; learned choice %.4f (picks %v), − strong_by_team %+.4f %v by seed, %v over %d classes",
+			st.name, len(st.jobs), line.String(), stats.Mean(best), stats.Mean(chosen), picks, dSeed.Mean, dSeed.CI95, dClass.CI95, dClass.Clusters)
+	}
+}
