@@ -179,6 +179,51 @@ func hrNumber(t *testing.T, name string, def int) int {
 	return v
 }
 
+// headroomPool returns a rollout pool of headroomAgentfile's setup (its
+// rewards and weights) whose env offers the rules of family (named with
+// headroomPrefix) beside its baselines, sandbox outcomes kept in
+// TROUPE_CLASSEVAL_HEADROOM_CACHE (default /tmp/ce-cache); the setup; and
+// an env of the same params to read observations from. Closed with t.
+func headroomPool(t *testing.T, workers int, family map[string]rule) (*rollout.Pool, rollout.Setup, *Env) {
+	t.Helper()
+	cache := os.Getenv("TROUPE_CLASSEVAL_HEADROOM_CACHE")
+	if cache == "" {
+		cache = "/tmp/ce-cache"
+	}
+	cfg, err := agentfile.Load(headroomAgentfile, "env.params.cache_dir="+strconv.Quote(cache))
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := cfg.Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { built.Close() })
+	src, err := core.NewEnvSource(func(params map[string]any) (core.Env, error) {
+		e, err := New(params)
+		if err != nil {
+			return nil, err
+		}
+		return hrEnv{e, family}, nil
+	}, cfg.Env.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := built.Setup
+	s.Env = src
+	s.Rollout.Workers = workers
+	pool, err := rollout.NewPool(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	probe, err := New(cfg.Env.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pool, s, probe
+}
+
 // hrPlay plays policy name on the jobs and returns the joint rewards and
 // the results; a failed episode fails the test.
 func hrPlay(t *testing.T, p *rollout.Pool, jobs []rollout.Job, name string) ([]float64, []rollout.EpisodeResult) {
@@ -251,20 +296,6 @@ func TestHeadroom(t *testing.T) {
 	nHeld := hrNumber(t, "TROUPE_CLASSEVAL_HEADROOM_HELDOUT", 200)
 	evalSeed := uint64(hrNumber(t, "TROUPE_CLASSEVAL_HEADROOM_EVAL_SEED", 1))
 	const keep = 16
-	workers := hrNumber(t, "TROUPE_CLASSEVAL_HEADROOM_WORKERS", 2)
-	cache := os.Getenv("TROUPE_CLASSEVAL_HEADROOM_CACHE")
-	if cache == "" {
-		cache = "/tmp/ce-cache"
-	}
-	cfg, err := agentfile.Load(headroomAgentfile, "env.params.cache_dir="+strconv.Quote(cache))
-	if err != nil {
-		t.Fatal(err)
-	}
-	built, err := cfg.Build(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer built.Close()
 	rules := headroomRules()
 	byName := map[string]rule{}
 	for _, r := range rules {
@@ -273,28 +304,8 @@ func TestHeadroom(t *testing.T) {
 	if len(byName) != len(rules) {
 		t.Fatalf("%d rules, %d distinct names", len(rules), len(byName))
 	}
-	src, err := core.NewEnvSource(func(params map[string]any) (core.Env, error) {
-		e, err := New(params)
-		if err != nil {
-			return nil, err
-		}
-		return hrEnv{e, byName}, nil
-	}, cfg.Env.Params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := built.Setup
-	s.Env = src
-	s.Rollout.Workers = workers
-	pool, err := rollout.NewPool(&s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	probe, err := New(cfg.Env.Params)
-	if err != nil {
-		t.Fatal(err)
-	}
+	workers := hrNumber(t, "TROUPE_CLASSEVAL_HEADROOM_WORKERS", 2)
+	pool, s, probe := headroomPool(t, workers, byName)
 
 	// Training seeds: the trainer's (master seed, iterations 0, 1, … × 8
 	// tasks), even, so training classes.
@@ -621,30 +632,7 @@ func TestLearnedChoice(t *testing.T) {
 	}
 	nTrain := hrNumber(t, "TROUPE_CLASSEVAL_CHOICE_TRAIN", 768)
 	nHeld := hrNumber(t, "TROUPE_CLASSEVAL_CHOICE_HELDOUT", 1000)
-	cache := os.Getenv("TROUPE_CLASSEVAL_HEADROOM_CACHE")
-	if cache == "" {
-		cache = "/tmp/ce-cache"
-	}
-	cfg, err := agentfile.Load(headroomAgentfile, "env.params.cache_dir="+strconv.Quote(cache))
-	if err != nil {
-		t.Fatal(err)
-	}
-	built, err := cfg.Build(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer built.Close()
-	s := built.Setup
-	s.Rollout.Workers = 2
-	pool, err := rollout.NewPool(&s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	probe, err := New(cfg.Env.Params)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool, s, probe := headroomPool(t, 2, nil)
 	rules := []string{BaselineStrongByTeam, BaselineHolisticFix, BaselineHolisticSplit, BaselineStrongNaive, BaselineHolistic}
 	type set struct {
 		name    string
@@ -680,28 +668,8 @@ func TestLearnedChoice(t *testing.T) {
 			st.rewards[r], _ = hrPlay(t, pool, st.jobs, r)
 		}
 	}
-	// Standardize on the training seeds; drop what is constant there.
 	train := sets[0]
-	d := len(train.start[0])
-	mean, sd := make([]float64, d), make([]float64, d)
-	for k := range d {
-		for _, x := range train.start {
-			mean[k] += x[k] / float64(len(train.start))
-		}
-		for _, x := range train.start {
-			sd[k] += (x[k] - mean[k]) * (x[k] - mean[k]) / float64(len(train.start))
-		}
-		sd[k] = math.Sqrt(sd[k])
-	}
-	design := func(x []float64) []float64 {
-		out := []float64{1}
-		for k, v := range x {
-			if sd[k] > 1e-9 {
-				out = append(out, (v-mean[k])/sd[k])
-			}
-		}
-		return out
-	}
+	design := stats.NewDesign(train.start).Row // standardized on the training seeds
 	weights := map[string][]float64{}
 	for _, r := range rules[1:] {
 		var xs [][]float64

@@ -284,33 +284,13 @@ func TestLearnedSwitch(t *testing.T) {
 		name     string
 		features func(episode) []float64
 	}{{"the rate-limit features", limit}, {"every feature of every writer", every}} {
-		// Standardize on the training episodes; drop what is constant there.
-		raw := make([][]float64, len(train))
+		// Standardized on the training episodes.
+		rows := make([][]float64, len(train))
 		for i, ep := range train {
-			raw[i] = set.features(ep)
+			rows[i] = set.features(ep)
 		}
-		d := len(raw[0])
-		mean, sd := make([]float64, d), make([]float64, d)
-		for k := range d {
-			col := make([]float64, len(raw))
-			for i := range raw {
-				col[i] = raw[i][k]
-			}
-			mean[k] = stats.Mean(col)
-			for _, v := range col {
-				sd[k] += (v - mean[k]) * (v - mean[k])
-			}
-			sd[k] = math.Sqrt(sd[k] / float64(len(col)))
-		}
-		design := func(ep episode) []float64 {
-			x := []float64{1}
-			for k, v := range set.features(ep) {
-				if sd[k] > 1e-9 {
-					x = append(x, (v-mean[k])/sd[k])
-				}
-			}
-			return x
-		}
+		g := stats.NewDesign(rows)
+		design := func(ep episode) []float64 { return g.Row(set.features(ep)) }
 		var xs [][]float64
 		var y []float64
 		for _, ep := range train {

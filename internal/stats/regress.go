@@ -146,3 +146,39 @@ func b2f(b bool) float64 {
 	}
 	return 0
 }
+
+// Design maps feature vectors to the rows the fits take: an intercept
+// column, then each feature standardized by the mean and standard
+// deviation of the rows it was made from, leaving out the features
+// constant there (they carry nothing to fit).
+type Design struct {
+	mean, sd []float64
+}
+
+// NewDesign returns the design of rows (each of the same length).
+func NewDesign(rows [][]float64) Design {
+	d := len(rows[0])
+	g := Design{make([]float64, d), make([]float64, d)}
+	n := float64(len(rows))
+	for k := range d {
+		for _, x := range rows {
+			g.mean[k] += x[k] / n
+		}
+		for _, x := range rows {
+			g.sd[k] += (x[k] - g.mean[k]) * (x[k] - g.mean[k]) / n
+		}
+		g.sd[k] = math.Sqrt(g.sd[k])
+	}
+	return g
+}
+
+// Row returns x's row: 1, then x's non-constant features standardized.
+func (g Design) Row(x []float64) []float64 {
+	out := []float64{1}
+	for k, v := range x {
+		if g.sd[k] > 1e-9 {
+			out = append(out, (v-g.mean[k])/g.sd[k])
+		}
+	}
+	return out
+}

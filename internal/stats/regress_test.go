@@ -55,3 +55,17 @@ func TestFitLinear(t *testing.T) {
 		t.Errorf("ridge slope %v, want 2", w[0])
 	}
 }
+
+func TestDesign(t *testing.T) {
+	g := NewDesign([][]float64{{1, 5, 0}, {3, 5, 2}})
+	got := g.Row([]float64{2, 7, 4})
+	want := []float64{1, 0, 3} // intercept; (2−2)/1; the constant 5 left out; (4−1)/1
+	if len(got) != len(want) {
+		t.Fatalf("row %v, want %v", got, want)
+	}
+	for k := range want {
+		if math.Abs(got[k]-want[k]) > 1e-12 {
+			t.Fatalf("row %v, want %v", got, want)
+		}
+	}
+}
