@@ -37,3 +37,32 @@ func ExamplePairedDiffByClusterCI() {
 	// by seed     +0.0425 [0.0025, 0.0825]
 	// by document +0.0425 [-0.0125, 0.0975] over 4 documents
 }
+
+// Does a signal predict an outcome on data it was not fitted on? Fit on
+// the first rows, score the others: the measurements behind BENCHMARKS'
+// "what predicts …" tables do this with every feature an agent sees.
+func ExampleFitLogistic() {
+	// One feature (how many examples failed) and whether the hidden test
+	// passed, for eight versions of methods.
+	failed := []float64{0, 0, 1, 2, 0, 1, 3, 0}
+	passed := []bool{true, true, false, false, true, true, false, false}
+	var rows [][]float64
+	for _, f := range failed {
+		rows = append(rows, []float64{f})
+	}
+	design := stats.NewDesign(rows[:4]) // fitted on the first four
+	var fit [][]float64
+	for _, r := range rows[:4] {
+		fit = append(fit, design.Row(r))
+	}
+	w := stats.FitLogistic(fit, passed[:4], 1)
+	var scores []float64
+	for _, r := range rows[4:] {
+		scores = append(scores, stats.Dot(w, design.Row(r)))
+	}
+	// Of the four (passing, failing) pairs, the passing version scores
+	// higher in two and ties in one (no failed example either way).
+	fmt.Printf("AUC on the other four: %.3f\n", stats.AUC(scores, passed[4:]))
+	// Output:
+	// AUC on the other four: 0.625
+}
