@@ -1,6 +1,7 @@
 package classeval
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -35,7 +36,7 @@ func TestMeasureStrength(t *testing.T) {
 	}
 	var mu sync.Mutex
 	passed := map[[2]string]int{} // by {source, model}
-	eachSourceAssembly(t, e, DefaultPool, sources, func(model, source string, _ int, _ []*recording, s classScore) {
+	eachSourceAssembly(t, e, e.train, DefaultPool, sources, func(model, source string, _ int, _ []*recording, s classScore) {
 		mu.Lock()
 		defer mu.Unlock()
 		passed[[2]string{source, model}] += count(s.MethodPass)
@@ -80,7 +81,7 @@ func TestMeasureExamplesSignal(t *testing.T) {
 	for _, model := range DefaultPool {
 		byModel[model] = &tally{}
 	}
-	eachSourceAssembly(t, e, DefaultPool, nil, func(model, _ string, ti int, recs []*recording, s classScore) {
+	eachSourceAssembly(t, e, e.train, DefaultPool, nil, func(model, _ string, ti int, recs []*recording, s classScore) {
 		var got tally
 		for j, rec := range recs {
 			if rec == nil {
@@ -128,16 +129,17 @@ func TestMeasureExamplesSignal(t *testing.T) {
 }
 
 // eachSourceAssembly calls f, two at a time, for every model of models,
-// training class and recorded source (m_dire, m_iter, c_t0, c_5#K; only
-// those of sources unless it is nil) the model has for the class: the
+// class of classes (indexes into the backend's tasks) and recorded source
+// (m_dire, m_iter, c_t0, c_5#K; only those of sources unless it is nil)
+// the model has for the class: the
 // class assembled from that source alone (recs[j] nil where the source has
 // no completion of method j) and its suite's score.
-func eachSourceAssembly(t *testing.T, e *Env, models, sources []string, f func(model, source string, ti int, recs []*recording, s classScore)) {
+func eachSourceAssembly(t *testing.T, e *Env, classes []int, models, sources []string, f func(model, source string, ti int, recs []*recording, s classScore)) {
 	t.Helper()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
 	for _, model := range models {
-		for _, ti := range e.train {
+		for _, ti := range classes {
 			n := len(e.be.Tasks()[ti].Methods)
 			var have []string
 			for j := range n {
@@ -197,7 +199,7 @@ func TestMeasureSecondOpinion(t *testing.T) {
 	type methodKey struct{ ti, j int }
 	var mu sync.Mutex
 	versions := map[methodKey]map[string]version{} // by "model/source"
-	eachSourceAssembly(t, e, []string{"GPT-4", "ChatGPT"}, nil, func(model, source string, ti int, recs []*recording, s classScore) {
+	eachSourceAssembly(t, e, e.train, []string{"GPT-4", "ChatGPT"}, nil, func(model, source string, ti int, recs []*recording, s classScore) {
 		for j, rec := range recs {
 			if rec == nil || e.be.Tasks()[ti].Methods[j].Examples == 0 {
 				continue
@@ -534,7 +536,7 @@ func TestMeasureAssignment(t *testing.T) {
 	}
 	var mu sync.Mutex
 	pass := map[string]map[int][]bool{} // by model, training class: per method
-	eachSourceAssembly(t, e, DefaultPool, []string{"m_dire"}, func(model, _ string, ti int, _ []*recording, s classScore) {
+	eachSourceAssembly(t, e, e.train, DefaultPool, []string{"m_dire"}, func(model, _ string, ti int, _ []*recording, s classScore) {
 		mu.Lock()
 		defer mu.Unlock()
 		if pass[model] == nil {
@@ -651,11 +653,11 @@ func TestMeasureWhatPredictsAPass(t *testing.T) {
 	for _, ti := range e.held {
 		held[ti] = true
 	}
-	e.train = append(slices.Clone(e.train), e.held...) // eachSourceAssembly plays e.train
 	sources := []string{"m_dire", "m_iter", "c_t0", "c_5"}
 	type version struct {
-		model, source    string
-		j, methods       int
+		model, source    string // source without a sample's #K
+		sample           string // the recorded source, c_5#K included
+		ti, j, methods   int
 		held, pass       bool
 		examples, broken bool
 		examplesPass     bool
@@ -665,7 +667,7 @@ func TestMeasureWhatPredictsAPass(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var versions []version
-	eachSourceAssembly(t, e, DefaultPool, nil, func(model, source string, ti int, recs []*recording, s classScore) {
+	eachSourceAssembly(t, e, append(slices.Clone(e.train), e.held...), DefaultPool, nil, func(model, source string, ti int, recs []*recording, s classScore) {
 		task := e.be.Tasks()[ti]
 		var got []version
 		for j, rec := range recs {
@@ -673,7 +675,7 @@ func TestMeasureWhatPredictsAPass(t *testing.T) {
 				continue
 			}
 			m := task.Methods[j]
-			v := version{model: model, source: strings.Split(source, "#")[0], j: j, methods: len(task.Methods),
+			v := version{model: model, source: strings.Split(source, "#")[0], sample: source, ti: ti, j: j, methods: len(task.Methods),
 				held: held[ti], pass: s.MethodPass[j], examples: m.Examples > 0, broken: visiblyBroken(*rec),
 				replyTokens: rec.CompletionTokens, code: len(rec.impl.Source),
 				desc: len(sb.cls[ti].Methods[j].Description), deps: len(m.Deps)}
@@ -693,9 +695,9 @@ func TestMeasureWhatPredictsAPass(t *testing.T) {
 	})
 	// eachSourceAssembly runs concurrently: fix the rows' order.
 	slices.SortFunc(versions, func(a, b version) int {
-		return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+		return cmp.Or(strings.Compare(a.model, b.model), strings.Compare(a.sample, b.sample), cmp.Compare(a.ti, b.ti), cmp.Compare(a.j, b.j))
 	})
-	f := func(x bool) float64 { return float64(b2i(x)) }
+	f := b2f
 	ruleFeatures := func(v version) []float64 {
 		x := []float64{1}
 		for _, m := range DefaultPool {
